@@ -1,0 +1,60 @@
+// Errors are values: a message a user can act on plus the exit code the
+// process ends with. They gain context on the way up and are printed once, by
+// main, as "gpupin: <message>".
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace gpupin {
+
+// Documented in the README and PRODUCT.md; `run` exits with its child's status instead.
+enum class ExitCode : int {
+  kOk = 0,
+  kError = 1,
+  kUsage = 2,
+  kNoGpu = 3,
+  kNvmlUnavailable = 4,
+};
+
+struct Error {
+  ExitCode code = ExitCode::kError;
+  std::string message;
+
+  // "what: message", keeping the exit code.
+  Error WithContext(const std::string& what) const { return {code, what + ": " + message}; }
+};
+
+inline Error MakeError(ExitCode code, std::string message) { return {code, std::move(message)}; }
+
+// A value or an Error. Deliberately small: exceptions never cross module
+// boundaries, so every fallible call in gpupin returns one of these.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return std::holds_alternative<T>(state_); }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<T>(state_); }
+  const T& value() const& { return std::get<T>(state_); }
+  T&& value() && { return std::get<T>(std::move(state_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const { return std::get<Error>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+// Success carries no value.
+struct Ok {};
+using Status = Result<Ok>;
+
+}  // namespace gpupin

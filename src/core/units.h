@@ -1,0 +1,22 @@
+// Sizes and percentages as users write them and as tables print them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace gpupin {
+
+// "24G", "500M", "1.5GiB", "1024" (bytes). Binary multiples: K/M/G/T mean
+// KiB/MiB/GiB/TiB, as nvidia-smi and frameworks count GPU memory.
+Result<uint64_t> ParseSize(std::string_view text);
+
+// "80%" or "80" -> 80. Accepts 0..100.
+Result<double> ParsePercent(std::string_view text);
+
+// 1536 MiB -> "1.5G", 512 KiB -> "512K": short, for tables.
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace gpupin

@@ -1,0 +1,40 @@
+#include "core/units.h"
+
+#include <gtest/gtest.h>
+
+namespace gpupin {
+namespace {
+
+TEST(ParseSizeTest, BinaryUnits) {
+  EXPECT_EQ(*ParseSize("24G"), 24ULL << 30);
+  EXPECT_EQ(*ParseSize("500M"), 500ULL << 20);
+  EXPECT_EQ(*ParseSize("1.5GiB"), 3ULL << 29);
+  EXPECT_EQ(*ParseSize("1024"), 1024ULL);
+  EXPECT_EQ(*ParseSize("2t"), 2ULL << 40);
+}
+
+TEST(ParseSizeTest, RejectsGarbageWithUsageError) {
+  for (const char* bad : {"", "G", "-1G", "12X", "1e400", "nan"}) {
+    auto result = ParseSize(bad);
+    ASSERT_FALSE(result.ok()) << bad;
+    EXPECT_EQ(result.error().code, ExitCode::kUsage);
+    EXPECT_NE(result.error().message.find(bad), std::string::npos);
+  }
+}
+
+TEST(ParsePercentTest, AcceptsWithOrWithoutSign) {
+  EXPECT_DOUBLE_EQ(*ParsePercent("80%"), 80);
+  EXPECT_DOUBLE_EQ(*ParsePercent("7.5"), 7.5);
+  EXPECT_FALSE(ParsePercent("101").ok());
+  EXPECT_FALSE(ParsePercent("ten").ok());
+}
+
+TEST(FormatBytesTest, ShortHumanUnits) {
+  EXPECT_EQ(FormatBytes(512), "512B");
+  EXPECT_EQ(FormatBytes(80ULL << 30), "80G");
+  EXPECT_EQ(FormatBytes(1536ULL << 20), "1.5G");
+  EXPECT_EQ(FormatBytes(0), "0B");
+}
+
+}  // namespace
+}  // namespace gpupin

@@ -1,0 +1,6 @@
+#include <cstdio>
+
+int main() {
+  std::puts("gpupin " GPUPIN_VERSION);
+  return 0;
+}
