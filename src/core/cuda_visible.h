@@ -1,0 +1,71 @@
+// How the CUDA runtime turns CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER into
+// the ordinals cuda:0, cuda:1, ... (facts file §1). Pure: no environment is
+// read here; callers pass the values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gpu.h"
+
+namespace gpupin {
+
+enum class DeviceOrder { kFastestFirst, kPciBusId };
+
+// The environment that decides visibility, as plain values. An unset
+// variable is std::nullopt; set-but-empty is "".
+struct VisibilityEnv {
+  std::optional<std::string> cuda_visible_devices;
+  std::optional<std::string> cuda_device_order;
+  std::optional<std::string> nvidia_visible_devices;  // container runtime
+  std::optional<std::string> slurm_job_gpus;
+  std::optional<std::string> slurm_step_gpus;
+  std::optional<std::string> gpu_device_ordinal;
+};
+
+// One device CUDA would enumerate.
+struct VisibleDevice {
+  int ordinal = 0;              // the N of cuda:N
+  uint32_t gpu_index = 0;       // NVML index of the physical GPU
+  std::optional<uint32_t> mig_index;  // set when the device is a MIG instance of that GPU
+  std::string uuid;             // GPU-... or MIG-...
+  std::string token;            // the CUDA_VISIBLE_DEVICES entry that named it ("" when unset)
+};
+
+enum class DropReason {
+  kInvalidToken,      // not a number and not a UUID
+  kNoSuchIndex,       // index >= number of devices
+  kNoSuchUuid,        // names no GPU or MIG instance
+  kAmbiguousUuid,     // prefix of several UUIDs
+  kDuplicate,         // names a device already listed: CUDA then sees no device at all
+  kAfterInvalid,      // CUDA stops at the first invalid entry
+  kMigLimit,          // one MIG instance per process; no mixing MIG and whole GPUs
+  kEmptyEntry,        // ",," or a trailing comma
+};
+
+struct DroppedEntry {
+  int position = 0;   // 0-based position in the list
+  std::string token;  // the entry as written, whitespace trimmed
+  DropReason reason = DropReason::kInvalidToken;
+  std::string detail;  // one human line: why, e.g. "index 7 but only 4 GPUs"
+};
+
+struct Resolution {
+  std::vector<VisibleDevice> visible;
+  std::vector<DroppedEntry> dropped;
+  DeviceOrder order = DeviceOrder::kFastestFirst;
+  // True when integer entries were mapped under FASTEST_FIRST on a machine
+  // with mixed models: CUDA's heuristic is not public, so the mapping is a
+  // guess (compute capability desc, cores desc, PCI order) and says so.
+  bool order_is_guess = false;
+  std::vector<std::string> notes;  // further caveats, one line each
+};
+
+// Resolves `env` against the physical GPUs (NVML order, with MIG instances).
+Resolution ResolveVisibleDevices(const std::vector<Gpu>& gpus, const VisibilityEnv& env);
+
+// A short user-facing text for a drop reason ("invalid entry", ...).
+const char* DropReasonName(DropReason reason);
+
+}  // namespace gpupin

@@ -1,0 +1,66 @@
+// Lease records and the rules that decide whether one still holds. Pure: the
+// facts about the world (is this process alive, what runs on each GPU, what
+// time is it) come in as values, so every rule is unit-tested without
+// processes. Storage lives in sys/lease_store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpupin {
+
+// A process identified so that a reused PID is not mistaken for it: the
+// start time is field 22 of /proc/PID/stat (clock ticks since boot).
+struct ProcessIdentity {
+  int pid = 0;
+  uint64_t start_time_ticks = 0;
+  friend bool operator==(const ProcessIdentity&, const ProcessIdentity&) = default;
+};
+
+struct Lease {
+  std::string id;  // unique; also the file name in the state directory
+  std::vector<std::string> gpu_uuids;
+  ProcessIdentity holder;
+  uint32_t uid = 0;
+  std::string user;
+  std::string command;
+  int64_t created_unix_ms = 0;
+  // Absent: exclusive. Present: a shared lease of that many bytes (--mem).
+  std::optional<uint64_t> shared_bytes;
+  // A reservation (pick, env) holds its cards until a process that was not
+  // on them at reservation time appears, or until the deadline.
+  std::optional<int64_t> reservation_deadline_unix_ms;
+  std::vector<uint32_t> reservation_baseline_pids;
+  // docker run -d: the lease lives as long as this container.
+  std::optional<std::string> container_id;
+
+  bool exclusive() const { return !shared_bytes.has_value(); }
+  bool is_reservation() const { return reservation_deadline_unix_ms.has_value(); }
+};
+
+// What the world looks like right now, for liveness decisions.
+struct LivenessFacts {
+  int64_t now_unix_ms = 0;
+  // Start time of a live process with this PID, or nullopt if none.
+  std::function<std::optional<uint64_t>(int pid)> process_start_time;
+  // PIDs NVML lists on each GPU (by UUID). Missing UUID: unknown.
+  std::map<std::string, std::vector<uint32_t>> gpu_pids;
+  // Whether a container still exists; nullopt: cannot tell (keep the lease).
+  std::function<std::optional<bool>(const std::string& container_id)> container_exists;
+};
+
+enum class LeaseState {
+  kLive,
+  kHolderGone,          // the holder process died (however it died)
+  kReservationExpired,  // deadline passed before the job's process appeared
+  kReservationUsed,     // a new process appeared on the reserved cards: the job started
+  kContainerGone,
+};
+
+LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);
+
+}  // namespace gpupin

@@ -1,0 +1,85 @@
+// The selection policy (PRODUCT.md, "The selection policy"): which GPUs a
+// request gets, and for every card why it was taken or passed over. Pure:
+// devices, leases, process owners and the caller arrive as values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/lease.h"
+
+namespace gpupin {
+
+// --max-used accepts a size or a percentage of the card's memory.
+struct UsageLimit {
+  std::optional<uint64_t> bytes;
+  std::optional<double> percent;
+};
+
+enum class Preference { kFree, kUtil, kIndex };
+
+struct Request {
+  int count = 1;
+  std::optional<uint64_t> mem_bytes;  // present: a shared request
+  std::optional<UsageLimit> max_used;  // default: exclusive 1 GiB, shared 80 %
+  std::optional<double> max_util_percent;  // default: exclusive 10 %, shared none
+  std::vector<std::string> only;     // NVML indices or UUID prefixes
+  std::vector<std::string> exclude;  // NVML indices or UUID prefixes
+  std::vector<std::string> order;    // preference order of cards
+  Preference prefer = Preference::kFree;
+  bool near = true;
+  bool mine_free = false;
+  std::optional<int> max_jobs;  // default: exclusive 1, shared unlimited
+};
+
+// Who runs a process seen on a GPU (from /proc), for --mine-free, for the
+// job's own processes, and for naming blockers.
+struct ProcessOwner {
+  std::optional<uint32_t> uid;  // nullopt: not visible from here (other PID namespace)
+  std::string user;
+  std::string command;
+  std::optional<std::string> lease_id;  // the gpupin job it descends from
+};
+
+struct Caller {
+  uint32_t uid = 0;
+  std::string user;
+};
+
+struct PolicyInput {
+  std::vector<Gpu> gpus;
+  std::vector<std::vector<std::optional<TopologyLevel>>> topology;  // as in Inventory
+  std::vector<Lease> live_leases;  // already filtered by EvaluateLease
+  std::map<uint32_t, ProcessOwner> process_owners;  // by PID
+  Caller caller;
+  // NVML indices the caller may use (its CUDA_VISIBLE_DEVICES or Slurm
+  // allocation); nullopt: all.
+  std::optional<std::vector<uint32_t>> allowed_gpu_indices;
+  Request request;
+};
+
+struct CardVerdict {
+  uint32_t gpu_index = 0;
+  bool eligible = false;
+  bool chosen = false;
+  std::string reason;  // "free: 79.1G free, 0 % util" / "leased by alice (pid 4121, python train.py)"
+};
+
+struct Selection {
+  std::vector<uint32_t> chosen_gpu_indices;  // in the order the job should see them
+  std::vector<CardVerdict> verdicts;          // one per GPU, in NVML order
+};
+
+// Validates the request (ExitCode::kUsage for contradictions such as a
+// count of 0 or an id in --only that names no GPU). When fewer than
+// request.count cards are eligible, returns ExitCode::kNoGpu with one line
+// naming what blocked each card; `verdicts` are still useful for --explain,
+// so they come back through the out-parameter when it is given.
+Result<Selection> ChooseGpus(const PolicyInput& input, std::vector<CardVerdict>* verdicts_on_failure = nullptr);
+
+}  // namespace gpupin

@@ -1,0 +1,49 @@
+// The facts gpupin reads about processes, from /proc (root path injectable
+// for tests). Every file under /proc/PID can vanish or belong to another
+// user at any moment: every call returns nullopt / an Error, never throws.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace gpupin {
+
+struct ProcessStat {
+  int pid = 0;
+  int ppid = 0;
+  char state = '?';  // R, S, D, Z, T, ...
+  uint64_t start_time_ticks = 0;
+};
+
+class ProcFs {
+ public:
+  explicit ProcFs(std::string root = "/proc");
+
+  std::optional<ProcessStat> Stat(int pid) const;
+  std::optional<uint32_t> Uid(int pid) const;          // real uid from status
+  std::optional<std::string> Cmdline(int pid) const;   // args joined by spaces
+  // Environment of a process; an Error that says why when unreadable
+  // (another user's process without root: EACCES).
+  Result<std::map<std::string, std::string>> Environ(int pid) const;
+  std::optional<std::string> ContainerId(int pid) const;  // from /proc/PID/cgroup
+  // Whether `pid` is `ancestor` or descends from it.
+  bool DescendsFrom(int pid, int ancestor) const;
+  std::vector<int> AllPids() const;
+  // Clock ticks since boot, now (for ages and elapsed times).
+  std::optional<uint64_t> UptimeTicks() const;
+
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+// Name of a uid from the password database, or the number as text.
+std::string UserName(uint32_t uid);
+
+}  // namespace gpupin
