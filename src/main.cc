@@ -1,6 +1,3 @@
-#include <cstdio>
+#include "cli/commands.h"
 
-int main() {
-  std::puts("gpupin " GPUPIN_VERSION);
-  return 0;
-}
+int main(int argc, char** argv) { return gpupin::Dispatch(argc, argv); }

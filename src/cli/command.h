@@ -1,0 +1,23 @@
+// The shape of every command: it declares its options on its CLI11
+// subcommand and returns the function that runs it, so main stays a table.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string_view>
+
+#include "cli/world.h"
+#include "core/error.h"
+
+namespace gpupin {
+
+// Runs the command; the value is the process exit status.
+using CommandRunner = std::function<Result<int>(World&)>;
+
+struct CommandSpec {
+  std::string_view name;
+  std::string_view summary;
+  std::function<CommandRunner(CLI::App& subcommand)> setup;
+};
+
+}  // namespace gpupin

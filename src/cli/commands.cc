@@ -1,0 +1,146 @@
+#include "cli/commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "cli/ls.h"
+
+namespace gpupin {
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+int PrintError(const Error& error) {
+  std::fprintf(stderr, "gpupin: %s\n", error.message.c_str());
+  return static_cast<int>(error.code);
+}
+
+// Global options may stand before or after the command; the first word that
+// is neither an option nor an option's value is the command.
+std::optional<std::string> FirstCommandWord(int argc, char** argv) {
+  static const std::vector<std::string> kTakesValue = {"--simulate", "--nvml", "--state-dir",
+                                                       "--config"};
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return std::nullopt;
+    if (!arg.empty() && arg[0] == '-') {
+      if (std::find(kTakesValue.begin(), kTakesValue.end(), arg) != kTakesValue.end()) ++i;
+      continue;
+    }
+    return std::string(arg);
+  }
+  return std::nullopt;
+}
+
+std::string CommandList(const std::vector<CommandSpec>& commands) {
+  std::string text = "Commands:\n";
+  for (const CommandSpec& command : commands)
+    text += fmt::format("  {:<8}  {}\n", command.name, command.summary);
+  return text;
+}
+
+}  // namespace
+
+const std::vector<CommandSpec>& AllCommands() {
+  static const std::vector<CommandSpec> commands = {
+      LsCommand(),
+  };
+  return commands;
+}
+
+std::string SuggestCommand(std::string_view typed, const std::vector<CommandSpec>& commands) {
+  std::string best;
+  size_t best_distance = 3;  // farther than two edits is not a typo
+  for (const CommandSpec& command : commands) {
+    size_t distance = EditDistance(typed, command.name);
+    if (command.name.starts_with(typed) && typed.size() >= 2)
+      distance = std::min<size_t>(distance, 1);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = command.name;
+    }
+  }
+  return best;
+}
+
+int Dispatch(int argc, char** argv) {
+  const std::vector<CommandSpec>& commands = AllCommands();
+  if (std::optional<std::string> word = FirstCommandWord(argc, argv)) {
+    bool known = std::any_of(commands.begin(), commands.end(),
+                             [&](const CommandSpec& c) { return c.name == *word; });
+    if (!known) {
+      std::string suggestion = SuggestCommand(*word, commands);
+      return PrintError(MakeError(
+          ExitCode::kUsage,
+          suggestion.empty()
+              ? fmt::format("unknown command '{}'; see gpupin --help", *word)
+              : fmt::format("unknown command '{}'; did you mean '{}'?", *word, suggestion)));
+    }
+  }
+
+  CLI::App app("gpupin: put programs on the right NVIDIA GPU of a shared server, and prove it",
+               "gpupin");
+  app.set_version_flag("--version", "gpupin " GPUPIN_VERSION);
+  app.require_subcommand(0, 1);
+  GlobalOptions globals;
+  app.add_flag("--json", globals.json, "machine-readable output (documented schema)");
+  app.add_option("--simulate", globals.simulate, "use a simulated server described by FILE")
+      ->option_text("FILE");
+  app.add_option("--nvml", globals.nvml, "the libnvidia-ml to load (env GPUPIN_NVML_LIBRARY)")
+      ->option_text("PATH");
+  app.add_option("--state-dir", globals.state_dir, "shared state directory (env GPUPIN_STATE_DIR)")
+      ->envname("GPUPIN_STATE_DIR")
+      ->option_text("DIR");
+  app.add_option("--config", globals.config, "configuration file (TOML)")->option_text("FILE");
+  app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
+  app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
+  app.footer(
+      CommandList(commands) +
+      "\nExit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
+      "`run` exits with its command's status.");
+
+  std::map<std::string, CommandRunner> runners;
+  for (const CommandSpec& command : commands) {
+    CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));
+    sub->fallthrough();
+    runners[std::string(command.name)] = command.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+  }
+  std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty()) {
+    std::fputs(app.help().c_str(), stdout);
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  World world(globals, Terminal::Detect(globals.json));
+  Result<int> status = runners.at(chosen.front()->get_name())(world);
+  if (!status.ok()) return PrintError(status.error());
+  return *status;
+}
+
+}  // namespace gpupin

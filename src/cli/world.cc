@@ -1,0 +1,76 @@
+#include "cli/world.h"
+
+#include <fmt/format.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "sys/nvml/nvml_source.h"
+
+namespace gpupin {
+
+World::World(GlobalOptions options, Terminal terminal)
+    : options_(std::move(options)), terminal_(terminal) {}
+
+World::~World() = default;
+
+std::optional<std::string> FindCompanionFile(const std::string& name) {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  for (const auto& dir : {exe.parent_path(), exe.parent_path() / ".." / "lib" / "gpupin"}) {
+    std::filesystem::path candidate = dir / name;
+    if (std::filesystem::exists(candidate, ec))
+      return std::filesystem::weakly_canonical(candidate, ec).string();
+  }
+  return std::nullopt;
+}
+
+Result<GpuSource*> World::Gpus() {
+  if (gpus_) return gpus_.get();
+  NvmlOptions nvml;
+  if (options_.simulate) {
+    std::error_code ec;
+    std::filesystem::path scenario = std::filesystem::absolute(*options_.simulate, ec);
+    if (ec || access(scenario.c_str(), R_OK) != 0) {
+      return MakeError(
+          ExitCode::kUsage,
+          fmt::format("cannot read simulated server '{}'; give a scenario file such as "
+                      "examples/lab-8gpu.json",
+                      *options_.simulate));
+    }
+    // The simulated libraries and the workloads started under gpupin read
+    // the scenario from the environment, which children inherit.
+    setenv("GPUPIN_SIM_SCENARIO", scenario.c_str(), 1);
+    std::optional<std::string> library = FindCompanionFile("libgpupin-sim-nvml.so");
+    if (!library) {
+      return MakeError(
+          ExitCode::kNvmlUnavailable,
+          "the simulated NVML library libgpupin-sim-nvml.so is not installed beside gpupin; "
+          "rebuild with scripts/build");
+    }
+    nvml.library_path = options_.nvml ? options_.nvml : library;
+    nvml.simulated = true;
+  } else {
+    nvml.library_path = options_.nvml;
+  }
+  Result<std::unique_ptr<GpuSource>> opened = OpenNvml(nvml);
+  if (!opened.ok()) return opened.error();
+  gpus_ = std::move(opened.value());
+  return gpus_.get();
+}
+
+void World::Note(std::string_view line) const {
+  if (!options_.quiet)
+    std::fprintf(stderr, "gpupin: %.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+void World::Verbose(std::string_view line) const {
+  if (options_.verbose)
+    std::fprintf(stderr, "gpupin: %.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+}  // namespace gpupin

@@ -1,0 +1,56 @@
+// Everything a command may touch, built once in main from the global options
+// and handed down. Expensive parts (NVML) open on first use, so `gpupin
+// --help` or `gpupin leases` never load a driver.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "out/terminal.h"
+#include "sys/gpu_source.h"
+#include "sys/procfs.h"
+
+namespace gpupin {
+
+struct GlobalOptions {
+  bool json = false;
+  std::optional<std::string> simulate;  // scenario file
+  std::optional<std::string> nvml;      // library path
+  std::optional<std::string> state_dir;
+  std::optional<std::string> config;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+class World {
+ public:
+  World(GlobalOptions options, Terminal terminal);
+  ~World();
+
+  const GlobalOptions& options() const { return options_; }
+  const Terminal& terminal() const { return terminal_; }
+  const ProcFs& procfs() const { return procfs_; }
+
+  // The GPUs: the simulated server for --simulate, else the NVML library
+  // named by --nvml / GPUPIN_NVML_LIBRARY, else the driver's. Opened once.
+  Result<GpuSource*> Gpus();
+
+  // Diagnostics on stderr: Note unless -q, Verbose only with -v.
+  void Note(std::string_view line) const;
+  void Verbose(std::string_view line) const;
+
+ private:
+  GlobalOptions options_;
+  Terminal terminal_;
+  ProcFs procfs_;
+  std::unique_ptr<GpuSource> gpus_;
+};
+
+// Absolute path of a file that ships beside the gpupin executable (the
+// simulated libraries), or in ../lib/gpupin for an installed copy.
+std::optional<std::string> FindCompanionFile(const std::string& name);
+
+}  // namespace gpupin

@@ -1,0 +1,165 @@
+#include "core/docker_args.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gpupin {
+namespace {
+
+// docker run/create options that take a separate value: needed to tell an
+// option's value from the image name, where the client's own options end.
+const std::set<std::string>& OptionsWithValues() {
+  static const std::set<std::string> options = {"-a",
+                                                "--attach",
+                                                "--add-host",
+                                                "--blkio-weight",
+                                                "--cap-add",
+                                                "--cap-drop",
+                                                "--cgroup-parent",
+                                                "--cgroupns",
+                                                "--cidfile",
+                                                "--cpu-period",
+                                                "--cpu-quota",
+                                                "--cpu-shares",
+                                                "-c",
+                                                "--cpus",
+                                                "--cpuset-cpus",
+                                                "--cpuset-mems",
+                                                "--device",
+                                                "--device-cgroup-rule",
+                                                "--dns",
+                                                "--dns-option",
+                                                "--dns-search",
+                                                "--domainname",
+                                                "--entrypoint",
+                                                "-e",
+                                                "--env",
+                                                "--env-file",
+                                                "--expose",
+                                                "--gpus",
+                                                "--group-add",
+                                                "--health-cmd",
+                                                "--health-interval",
+                                                "--health-retries",
+                                                "--health-start-period",
+                                                "--health-timeout",
+                                                "-h",
+                                                "--hostname",
+                                                "--ip",
+                                                "--ip6",
+                                                "--ipc",
+                                                "--isolation",
+                                                "--kernel-memory",
+                                                "-l",
+                                                "--label",
+                                                "--label-file",
+                                                "--link",
+                                                "--log-driver",
+                                                "--log-opt",
+                                                "--mac-address",
+                                                "-m",
+                                                "--memory",
+                                                "--memory-reservation",
+                                                "--memory-swap",
+                                                "--memory-swappiness",
+                                                "--mount",
+                                                "--name",
+                                                "--network",
+                                                "--net",
+                                                "--network-alias",
+                                                "--oom-score-adj",
+                                                "--pid",
+                                                "--pids-limit",
+                                                "--platform",
+                                                "-p",
+                                                "--publish",
+                                                "--pull",
+                                                "--restart",
+                                                "--runtime",
+                                                "--security-opt",
+                                                "--shm-size",
+                                                "--stop-signal",
+                                                "--stop-timeout",
+                                                "--storage-opt",
+                                                "--sysctl",
+                                                "--tmpfs",
+                                                "--ulimit",
+                                                "-u",
+                                                "--user",
+                                                "--userns",
+                                                "--uts",
+                                                "-v",
+                                                "--volume",
+                                                "--volume-driver",
+                                                "--volumes-from",
+                                                "-w",
+                                                "--workdir"};
+  return options;
+}
+
+std::string NameOf(const std::string& option) { return option.substr(0, option.find('=')); }
+
+bool IsDetachFlag(const std::string& arg) {
+  if (arg == "--detach" || arg == "--detach=true" || arg == "-d=true") return true;
+  // Combined short flags such as -dit; a value-taking letter ends the group.
+  if (arg.size() < 2 || arg[0] != '-' || arg[1] == '-') return false;
+  for (size_t i = 1; i < arg.size(); ++i) {
+    if (arg[i] == 'd') return true;
+    if (OptionsWithValues().contains(std::string("-") + arg[i]) || arg[i] == '=') return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string DockerGpusValue(const std::vector<std::string>& uuids) {
+  std::string devices;
+  for (const std::string& uuid : uuids) devices += (devices.empty() ? "" : ",") + uuid;
+  return "\"device=" + devices + "\"";
+}
+
+Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
+                                           const std::vector<std::string>& uuids,
+                                           const std::string& our_cidfile) {
+  auto subcommand = std::find_if(args.begin(), args.end(),
+                                 [](const std::string& a) { return a == "run" || a == "create"; });
+  if (subcommand == args.end()) {
+    return MakeError(ExitCode::kUsage,
+                     "gpupin docker needs a `docker run` or `docker create` command, e.g. gpupin "
+                     "docker -- run IMAGE");
+  }
+  DockerInvocation invocation;
+  size_t position = static_cast<size_t>(subcommand - args.begin()) + 1;
+  // Only the client's options, up to the image name, are docker's; what
+  // follows the image belongs to the container's command.
+  for (size_t i = position; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--" || arg.empty() || arg[0] != '-') break;
+    std::string name = NameOf(arg);
+    if (name == "--gpus") {
+      return MakeError(ExitCode::kUsage,
+                       "remove --gpus from the docker command; gpupin chooses the GPUs");
+    }
+    if (name == "--cidfile") {
+      if (arg.find('=') != std::string::npos) {
+        invocation.cidfile = arg.substr(arg.find('=') + 1);
+      } else if (i + 1 < args.size()) {
+        invocation.cidfile = args[i + 1];
+      }
+    }
+    if (IsDetachFlag(arg)) invocation.detached = true;
+    if (arg.find('=') == std::string::npos && OptionsWithValues().contains(name)) ++i;
+  }
+  std::vector<std::string> inserted = {"--gpus", DockerGpusValue(uuids)};
+  if (invocation.detached && !invocation.cidfile) {
+    invocation.cidfile = our_cidfile;
+    inserted.insert(inserted.end(), {"--cidfile", our_cidfile});
+  }
+  invocation.args.assign(args.begin(), args.begin() + static_cast<long>(position));
+  invocation.args.insert(invocation.args.end(), inserted.begin(), inserted.end());
+  invocation.args.insert(invocation.args.end(), args.begin() + static_cast<long>(position),
+                         args.end());
+  return invocation;
+}
+
+}  // namespace gpupin

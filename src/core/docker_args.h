@@ -1,0 +1,31 @@
+// Rewriting a docker command line so the container gets the chosen GPUs:
+// `--gpus '"device=UUID,UUID"'` goes in after `run`/`create`, with the inner
+// quotes docker's CSV parser needs for more than one device.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace gpupin {
+
+struct DockerInvocation {
+  std::vector<std::string> args;  // for the docker client, without "docker"
+  bool detached = false;          // run -d: the lease follows the container
+  // Where the client writes the container id (ours, or the user's own --cidfile).
+  std::optional<std::string> cidfile;
+};
+
+// The value of --gpus for these devices: "device=GPU-a,GPU-b" in double quotes.
+std::string DockerGpusValue(const std::vector<std::string>& uuids);
+
+// Inserts --gpus (and, for a detached run without its own --cidfile,
+// `--cidfile our_cidfile`). Usage errors: no run/create subcommand, or a
+// --gpus of the user's own (gpupin chooses the GPUs).
+Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
+                                           const std::vector<std::string>& uuids,
+                                           const std::string& our_cidfile);
+
+}  // namespace gpupin

@@ -1,0 +1,62 @@
+#include "core/docker_args.h"
+
+#include <gtest/gtest.h>
+
+namespace gpupin {
+namespace {
+
+using Args = std::vector<std::string>;
+
+TEST(DockerArgsTest, InsertsQuotedDeviceListAfterRun) {
+  auto result =
+      RewriteDockerArgs({"run", "--rm", "img", "nvidia-smi"}, {"GPU-a", "GPU-b"}, "/tmp/cid");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->args,
+            (Args{"run", "--gpus", "\"device=GPU-a,GPU-b\"", "--rm", "img", "nvidia-smi"}));
+  EXPECT_FALSE(result->detached);
+  EXPECT_FALSE(result->cidfile);
+}
+
+TEST(DockerArgsTest, GlobalClientOptionsBeforeCreateStayInPlace) {
+  auto result = RewriteDockerArgs({"--context", "lab", "create", "img"}, {"GPU-a"}, "/tmp/cid");
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->args,
+            (Args{"--context", "lab", "create", "--gpus", "\"device=GPU-a\"", "img"}));
+}
+
+TEST(DockerArgsTest, DetachedRunGetsOurCidfile) {
+  for (const char* flag : {"-d", "--detach", "-dit", "-itd"}) {
+    auto result = RewriteDockerArgs({"run", flag, "img"}, {"GPU-a"}, "/tmp/cid");
+    ASSERT_TRUE(result.ok());
+    EXPECT_TRUE(result->detached) << flag;
+    EXPECT_EQ(result->cidfile, "/tmp/cid");
+    EXPECT_EQ(result->args[3], "--cidfile");
+  }
+}
+
+TEST(DockerArgsTest, FlagsAfterTheImageBelongToTheContainer) {
+  auto result =
+      RewriteDockerArgs({"run", "-e", "X=1", "img", "python", "-d"}, {"GPU-a"}, "/tmp/cid");
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->detached);
+}
+
+TEST(DockerArgsTest, UsersOwnCidfileIsRead) {
+  auto result =
+      RewriteDockerArgs({"run", "-d", "--cidfile", "/x/id", "img"}, {"GPU-a"}, "/tmp/cid");
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->cidfile, "/x/id");
+  EXPECT_EQ(std::count(result->args.begin(), result->args.end(), "--cidfile"), 1);
+}
+
+TEST(DockerArgsTest, RefusesOwnGpusAndMissingRun) {
+  auto own = RewriteDockerArgs({"run", "--gpus", "all", "img"}, {"GPU-a"}, "/tmp/cid");
+  ASSERT_FALSE(own.ok());
+  EXPECT_EQ(own.error().code, ExitCode::kUsage);
+  auto ps = RewriteDockerArgs({"ps"}, {"GPU-a"}, "/tmp/cid");
+  ASSERT_FALSE(ps.ok());
+  EXPECT_EQ(ps.error().code, ExitCode::kUsage);
+}
+
+}  // namespace
+}  // namespace gpupin

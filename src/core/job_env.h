@@ -1,0 +1,30 @@
+// The environment a job starts with: which GPUs it sees and, for a shared
+// card, the framework settings that stop a job from taking the whole card
+// (PRODUCT.md, "Sharing a card safely").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace gpupin {
+
+// Environment edits for a child: a value sets, nullopt unsets.
+using EnvChanges = std::map<std::string, std::optional<std::string>>;
+
+struct JobEnvRequest {
+  std::string cuda_visible_devices;      // what the child sees, already formatted
+  std::optional<uint64_t> shared_bytes;  // set for --mem requests
+  int device_count = 1;
+  bool mps_running = false;
+  std::string lease_id;
+};
+
+// `current` is the caller's environment: a value the user set themselves
+// for a framework knob always wins over ours. CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER are always ours, since they carry the decision.
+EnvChanges JobEnvironment(const JobEnvRequest& request,
+                          const std::map<std::string, std::string>& current);
+
+}  // namespace gpupin

@@ -1,0 +1,117 @@
+#include "out/inventory_json.h"
+
+#include <fmt/format.h>
+
+namespace gpupin {
+namespace {
+
+template <class T>
+nlohmann::ordered_json OrNull(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json ProcessesToJson(const std::vector<GpuProcess>& processes) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const GpuProcess& p : processes) {
+    const char* type = p.compute && p.graphics ? "compute+graphics"
+                       : p.graphics            ? "graphics"
+                                               : "compute";
+    list.push_back({{"pid", p.pid},
+                    {"used_memory_bytes", OrNull(p.used_memory_bytes)},
+                    {"type", type},
+                    {"gpu_instance_id", OrNull(p.gpu_instance_id)},
+                    {"compute_instance_id", OrNull(p.compute_instance_id)}});
+  }
+  return list;
+}
+
+nlohmann::ordered_json MigToJson(const MigDevice& mig) {
+  return {{"index", mig.index},
+          {"uuid", mig.uuid},
+          {"name", mig.name},
+          {"gpu_instance_id", OrNull(mig.gpu_instance_id)},
+          {"compute_instance_id", OrNull(mig.compute_instance_id)},
+          {"memory",
+           {{"total_bytes", OrNull(mig.memory_total_bytes)},
+            {"used_bytes", OrNull(mig.memory_used_bytes)},
+            {"free_bytes", OrNull(mig.memory_free_bytes)}}},
+          {"processes", ProcessesToJson(mig.processes)}};
+}
+
+}  // namespace
+
+const char* ComputeModeName(ComputeMode mode) {
+  switch (mode) {
+    case ComputeMode::kDefault:
+      return "default";
+    case ComputeMode::kExclusiveThread:
+      return "exclusive_thread";
+    case ComputeMode::kProhibited:
+      return "prohibited";
+    case ComputeMode::kExclusiveProcess:
+      return "exclusive_process";
+  }
+  return "unknown";
+}
+
+nlohmann::ordered_json GpuToJson(const Gpu& gpu) {
+  nlohmann::ordered_json mig_devices = nlohmann::ordered_json::array();
+  for (const MigDevice& mig : gpu.mig_devices) mig_devices.push_back(MigToJson(mig));
+  nlohmann::ordered_json capability = nullptr;
+  if (gpu.compute_capability) {
+    capability = fmt::format("{}.{}", gpu.compute_capability->major, gpu.compute_capability->minor);
+  }
+  nlohmann::ordered_json device_file = nullptr;
+  if (gpu.minor_number) device_file = fmt::format("/dev/nvidia{}", *gpu.minor_number);
+  return {
+      {"index", gpu.index},
+      {"uuid", gpu.uuid},
+      {"pci_bus_id", gpu.pci_bus_id},
+      {"name", gpu.name},
+      {"healthy", gpu.healthy()},
+      {"error", OrNull(gpu.health_error)},
+      {"memory",
+       {{"total_bytes", OrNull(gpu.memory_total_bytes)},
+        {"used_bytes", OrNull(gpu.memory_used_bytes)},
+        {"free_bytes", OrNull(gpu.memory_free_bytes)},
+        {"reserved_bytes", OrNull(gpu.memory_reserved_bytes)}}},
+      {"utilization",
+       {{"gpu_percent", OrNull(gpu.utilization_gpu_percent)},
+        {"memory_percent", OrNull(gpu.utilization_memory_percent)}}},
+      {"temperature_c", OrNull(gpu.temperature_c)},
+      {"power", {{"draw_mw", OrNull(gpu.power_draw_mw)}, {"limit_mw", OrNull(gpu.power_limit_mw)}}},
+      {"compute_mode", gpu.compute_mode ? nlohmann::ordered_json(ComputeModeName(*gpu.compute_mode))
+                                        : nlohmann::ordered_json(nullptr)},
+      {"persistence_mode", OrNull(gpu.persistence_mode)},
+      {"compute_capability", capability},
+      {"cores", OrNull(gpu.cores)},
+      {"minor_number", OrNull(gpu.minor_number)},
+      {"device_file", device_file},
+      {"cpu_affinity", OrNull(gpu.cpu_affinity)},
+      {"numa_node", OrNull(gpu.numa_node)},
+      {"board_id", OrNull(gpu.board_id)},
+      {"multi_gpu_board", OrNull(gpu.multi_gpu_board)},
+      {"mig", {{"enabled", OrNull(gpu.mig_enabled)}, {"devices", mig_devices}}},
+      {"nvlink_peers", gpu.nvlink_peer_bus_ids},
+      {"processes_known", gpu.processes_known},
+      {"processes", ProcessesToJson(gpu.processes)},
+  };
+}
+
+nlohmann::ordered_json InventoryToJson(const Inventory& inventory) {
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  for (const Gpu& gpu : inventory.gpus) gpus.push_back(GpuToJson(gpu));
+  nlohmann::ordered_json cuda = nullptr;
+  if (inventory.cuda_driver_version) {
+    cuda = fmt::format("{}.{}", *inventory.cuda_driver_version / 1000,
+                       (*inventory.cuda_driver_version % 1000) / 10);
+  }
+  return {{"schema_version", kJsonSchemaVersion},
+          {"simulated", inventory.simulated},
+          {"driver_version", OrNull(inventory.driver_version)},
+          {"nvml_version", OrNull(inventory.nvml_version)},
+          {"cuda_driver_version", cuda},
+          {"gpus", gpus}};
+}
+
+}  // namespace gpupin

@@ -1,0 +1,34 @@
+// Where output goes and how it may look: colour only on a terminal and never
+// when NO_COLOR is set (https://no-color.org), diagnostics to stderr.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace gpupin {
+
+enum class Color { kNone, kRed, kGreen, kYellow, kBlue, kDim, kBold };
+
+class Terminal {
+ public:
+  // Decides colour from the file descriptors and the NO_COLOR variable.
+  static Terminal Detect(bool json_requested);
+  Terminal(bool stdout_color, bool stderr_is_tty)
+      : stdout_color_(stdout_color), stderr_is_tty_(stderr_is_tty) {}
+
+  bool stdout_color() const { return stdout_color_; }
+  bool stderr_is_tty() const { return stderr_is_tty_; }
+  // Wraps text in the escape codes for `color` when colour is on.
+  std::string Paint(std::string_view text, Color color) const;
+
+ private:
+  bool stdout_color_;
+  bool stderr_is_tty_;
+};
+
+// Number of terminal columns `text` occupies: escape sequences count zero,
+// UTF-8 continuation bytes count zero.
+size_t DisplayWidth(std::string_view text);
+
+}  // namespace gpupin
