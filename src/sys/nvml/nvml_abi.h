@@ -52,6 +52,16 @@ constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;
 constexpr unsigned kNvmlTemperatureGpu = 0;
 constexpr unsigned kNvmlMigEnable = 1;
 constexpr unsigned kNvmlFeatureEnabled = 1;
+// gpuInstanceId / computeInstanceId of a process on a GPU that is not in MIG mode.
+constexpr unsigned kNvmlInstanceIdNone = 0xFFFFFFFFu;
+
+// nvmlComputeMode_t.
+enum : int {
+  NVML_COMPUTEMODE_DEFAULT = 0,
+  NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+  NVML_COMPUTEMODE_PROHIBITED = 2,
+  NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+};
 
 struct nvmlPciInfo_t {
   char busIdLegacy[kNvmlPciBusIdLegacyBufferSize];

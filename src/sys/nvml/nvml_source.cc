@@ -1,0 +1,420 @@
+#include "sys/nvml/nvml_source.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/cpu_list.h"
+#include "sys/nvml/nvml_library.h"
+#include "sys/nvml/nvml_processes.h"
+
+namespace gpupin {
+namespace {
+
+// NVML_NVLINK_MAX_LINKS grew from 12 to 36 across headers, so links are
+// asked until the library says there are no more; this only guards against
+// one that never says so.
+constexpr unsigned kMaxNvLinks = 64;
+// nvmlDeviceGetCpuAffinity fills as many 64-CPU words as it is given; a
+// simulated server may describe more CPUs than this machine has.
+constexpr long kMinCpuAffinityWords = 16;
+
+template <size_t N>
+std::string FromBuffer(const char (&buffer)[N]) {
+  return std::string(buffer, strnlen(buffer, N));
+}
+
+// domain:bus:device of a PCI address, from NVML's busId text when it parses
+// (remote NVLink ends may be written with a 4- or 8-digit domain), else from
+// the numeric fields.
+struct PciAddress {
+  unsigned domain = 0, bus = 0, device = 0;
+  friend bool operator==(const PciAddress&, const PciAddress&) = default;
+};
+
+PciAddress AddressOf(const nvmlPciInfo_t& pci) {
+  PciAddress address;
+  const std::string bus_id = FromBuffer(pci.busId);
+  if (std::sscanf(bus_id.c_str(), "%x:%x:%x.", &address.domain, &address.bus, &address.device) == 3)
+    return address;
+  return {pci.domain, pci.bus, pci.device};
+}
+
+std::optional<ComputeMode> ToComputeMode(int mode) {
+  switch (mode) {
+    case NVML_COMPUTEMODE_DEFAULT:
+      return ComputeMode::kDefault;
+    case NVML_COMPUTEMODE_EXCLUSIVE_THREAD:
+      return ComputeMode::kExclusiveThread;
+    case NVML_COMPUTEMODE_PROHIBITED:
+      return ComputeMode::kProhibited;
+    case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS:
+      return ComputeMode::kExclusiveProcess;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<TopologyLevel> ToTopologyLevel(int level) {
+  switch (level) {
+    case 0:
+    case 10:
+    case 20:
+    case 30:
+    case 40:
+    case 50:
+      return static_cast<TopologyLevel>(level);
+    default:
+      return std::nullopt;
+  }
+}
+
+struct MemoryFigures {
+  std::optional<uint64_t> total, used, free, reserved;
+};
+
+// The queries of one device handle (a GPU or one of its MIG instances). A
+// field the driver does not give stays nullopt; a query that shows the GPU
+// is gone records why in `health_error`, after which the caller stops asking.
+class DeviceQueries {
+ public:
+  DeviceQueries(const NvmlLibrary& library, nvmlDevice_t handle,
+                std::optional<std::string>& health_error)
+      : library_(library), fn_(library.fn()), handle_(handle), health_error_(health_error) {}
+
+  bool healthy() const { return !health_error_.has_value(); }
+
+  // For fields that may be unsupported: only a lost GPU or one that needs a
+  // reset makes it unhealthy.
+  bool Check(nvmlReturn_t code, const char* what) {
+    if (code == NVML_SUCCESS) return true;
+    if (code == NVML_ERROR_GPU_IS_LOST || code == NVML_ERROR_RESET_REQUIRED)
+      MarkUnhealthy(code, what);
+    return false;
+  }
+
+  // For what identifies the GPU: any failure makes it unhealthy.
+  bool CheckIdentity(nvmlReturn_t code, const char* what) {
+    if (code == NVML_SUCCESS) return true;
+    MarkUnhealthy(code, what);
+    return false;
+  }
+
+  void MarkUnhealthy(nvmlReturn_t code, const char* what) {
+    if (health_error_) return;
+    std::string message = std::string(what) + " failed (" + library_.Explain(code) + ")";
+    if (code == NVML_ERROR_GPU_IS_LOST)
+      message += "; it fell off the bus: check dmesg, then reset it (nvidia-smi -r) or reboot";
+    if (code == NVML_ERROR_RESET_REQUIRED) message += "; reset it (nvidia-smi -r) or reboot";
+    health_error_ = std::move(message);
+  }
+
+  // A name or UUID; `identity` says whether failing to read it makes the GPU
+  // unhealthy (a GPU's own) or not (a MIG instance, which is then skipped).
+  std::optional<std::string> String(nvmlDeviceGetString_fn fn, const char* what, bool identity) {
+    char buffer[std::max(kNvmlNameBufferSize, kNvmlUuidBufferSize)] = {};
+    const nvmlReturn_t code = fn(handle_, buffer, sizeof buffer);
+    if (!(identity ? CheckIdentity(code, what) : Check(code, what))) return std::nullopt;
+    return FromBuffer(buffer);
+  }
+
+  std::optional<unsigned> Uint(nvmlDeviceGetUint_fn fn, const char* what) {
+    unsigned value = 0;
+    if (!fn || !healthy() || !Check(fn(handle_, &value), what)) return std::nullopt;
+    return value;
+  }
+
+  std::optional<int> Int(nvmlDeviceGetInt_fn fn, const char* what) {
+    int value = 0;
+    if (!fn || !healthy() || !Check(fn(handle_, &value), what)) return std::nullopt;
+    return value;
+  }
+
+  // nvmlDeviceGetMemoryInfo_v2 when the library has it (used then excludes
+  // driver-reserved memory, reported apart); v1 when it lacks it or rejects
+  // the struct version. NOT_SUPPORTED (integrated GPUs) and NO_PERMISSION
+  // (MIG parents for unprivileged users) leave the figures unknown.
+  MemoryFigures Memory() {
+    MemoryFigures figures;
+    nvmlReturn_t code = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (fn_.memory_info_v2) {
+      nvmlMemory_v2_t memory{};
+      memory.version = kNvmlMemoryV2Version;
+      code = fn_.memory_info_v2(handle_, &memory);
+      if (code == NVML_SUCCESS) return {memory.total, memory.used, memory.free, memory.reserved};
+    }
+    if (fn_.memory_info_v1 &&
+        (code == NVML_ERROR_FUNCTION_NOT_FOUND || code == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)) {
+      nvmlMemory_t memory{};
+      code = fn_.memory_info_v1(handle_, &memory);
+      if (code == NVML_SUCCESS) return {memory.total, memory.used, memory.free, std::nullopt};
+    }
+    if (code != NVML_ERROR_NOT_SUPPORTED && code != NVML_ERROR_NO_PERMISSION)
+      MarkUnhealthy(code, "reading memory");
+    return figures;
+  }
+
+  // Compute and graphics lists merged by pid; false when they could not be
+  // read (no permission, not supported: "unknown", not "idle").
+  bool Processes(std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes) {
+    if (!fn_.compute_processes.fn && !fn_.graphics_processes.fn) return false;
+    for (auto [query, kind] : {std::pair{fn_.compute_processes, ProcessKind::kCompute},
+                               std::pair{fn_.graphics_processes, ProcessKind::kGraphics}}) {
+      if (query.fn &&
+          !Check(ReadProcessList(query, handle_, kind, scratch, processes), "reading processes")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  const NvmlLibrary& library_;
+  const NvmlFunctions& fn_;
+  nvmlDevice_t handle_;
+  std::optional<std::string>& health_error_;
+};
+
+class NvmlSource final : public GpuSource {
+ public:
+  NvmlSource(std::unique_ptr<NvmlLibrary> library, bool simulated)
+      : library_(std::move(library)),
+        fn_(library_->fn()),
+        simulated_(simulated),
+        cpu_affinity_words_(
+            std::max(kMinCpuAffinityWords, (sysconf(_SC_NPROCESSORS_CONF) + 63) / 64)) {}
+
+  Result<Inventory> Snapshot() override {
+    Inventory inventory;
+    inventory.simulated = simulated_;
+    inventory.driver_version = SystemString(fn_.driver_version);
+    inventory.nvml_version = SystemString(fn_.nvml_version);
+    if (int version = 0;
+        fn_.cuda_driver_version && fn_.cuda_driver_version(&version) == NVML_SUCCESS) {
+      inventory.cuda_driver_version = version;
+    }
+
+    unsigned count = 0;
+    if (nvmlReturn_t code = fn_.device_count(&count); code != NVML_SUCCESS) {
+      return MakeError(ExitCode::kNvmlUnavailable,
+                       "cannot count the GPUs (" + library_->Explain(code) + "); try nvidia-smi.");
+    }
+    handles_.assign(count, nullptr);
+    addresses_.assign(count, std::nullopt);
+    inventory.gpus.resize(count);
+    for (unsigned i = 0; i < count; ++i) ReadGpu(i, inventory.gpus[i]);
+    ReadNvLinks(inventory.gpus);
+    inventory.topology = ReadTopology(inventory.gpus);
+    return inventory;
+  }
+
+ private:
+  std::optional<std::string> SystemString(nvmlSystemGetString_fn fn) const {
+    char buffer[kNvmlVersionBufferSize] = {};
+    if (!fn || fn(buffer, sizeof buffer) != NVML_SUCCESS) return std::nullopt;
+    return FromBuffer(buffer);
+  }
+
+  void ReadGpu(unsigned index, Gpu& gpu) {
+    gpu.index = index;
+    nvmlDevice_t& handle = handles_[index];
+    if (nvmlReturn_t code = fn_.handle_by_index(index, &handle); code != NVML_SUCCESS) {
+      handle = nullptr;
+      gpu.processes_known = false;
+      DeviceQueries(*library_, nullptr, gpu.health_error).MarkUnhealthy(code, "getting its handle");
+      return;
+    }
+    DeviceQueries q(*library_, handle, gpu.health_error);
+    // The identity queries are each tried even after one fails, so that a
+    // lost GPU is reported with whatever is still known about it.
+    gpu.uuid = q.String(fn_.uuid, "reading its UUID", true).value_or("");
+    if (nvmlPciInfo_t pci{}; q.CheckIdentity(fn_.pci_info(handle, &pci), "reading its PCI info")) {
+      gpu.pci_bus_id = FromBuffer(pci.busId);
+      addresses_[index] = AddressOf(pci);
+    }
+    gpu.name = q.String(fn_.name, "reading its name", true).value_or("");
+    if (q.healthy()) ReadMetrics(q, handle, gpu);
+    if (!q.healthy()) {
+      // A lost GPU's lists cannot be read: unknown, not idle.
+      gpu.processes_known = false;
+      handle = nullptr;
+    }
+  }
+
+  void ReadMetrics(DeviceQueries& q, nvmlDevice_t handle, Gpu& gpu) {
+    const MemoryFigures memory = q.Memory();
+    gpu.memory_total_bytes = memory.total;
+    gpu.memory_used_bytes = memory.used;
+    gpu.memory_free_bytes = memory.free;
+    gpu.memory_reserved_bytes = memory.reserved;
+    if (nvmlUtilization_t rates{};
+        fn_.utilization && q.healthy() &&
+        q.Check(fn_.utilization(handle, &rates), "reading utilization")) {
+      gpu.utilization_gpu_percent = rates.gpu;
+      gpu.utilization_memory_percent = rates.memory;
+    }
+    if (unsigned celsius = 0;
+        fn_.temperature && q.healthy() &&
+        q.Check(fn_.temperature(handle, kNvmlTemperatureGpu, &celsius), "reading temperature")) {
+      gpu.temperature_c = celsius;
+    }
+    gpu.power_draw_mw = q.Uint(fn_.power_usage, "reading power draw");
+    gpu.power_limit_mw = q.Uint(fn_.power_limit, "reading the power limit");
+    if (auto mode = q.Int(fn_.compute_mode, "reading the compute mode"))
+      gpu.compute_mode = ToComputeMode(*mode);
+    if (auto mode = q.Int(fn_.persistence_mode, "reading the persistence mode")) {
+      gpu.persistence_mode = *mode == static_cast<int>(kNvmlFeatureEnabled);
+    }
+    if (ComputeCapability cc; fn_.compute_capability && q.healthy() &&
+                              q.Check(fn_.compute_capability(handle, &cc.major, &cc.minor),
+                                      "reading the compute capability")) {
+      gpu.compute_capability = cc;
+    }
+    gpu.cores = q.Uint(fn_.num_cores, "reading the core count");
+    gpu.minor_number = q.Uint(fn_.minor_number, "reading the minor number");
+    ReadCpuAffinity(q, handle, gpu);
+    if (auto node = q.Uint(fn_.numa_node, "reading the NUMA node"))
+      gpu.numa_node = static_cast<int>(*node);
+    gpu.board_id = q.Uint(fn_.board_id, "reading the board id");
+    if (auto multi = q.Uint(fn_.multi_gpu_board, "reading the multi-GPU board flag"))
+      gpu.multi_gpu_board = *multi != 0;
+    if (unsigned current = 0, pending = 0;
+        fn_.mig_mode && q.healthy() &&
+        q.Check(fn_.mig_mode(handle, &current, &pending), "reading the MIG mode")) {
+      gpu.mig_enabled = current == kNvmlMigEnable;
+    }
+    // In MIG mode the parent's lists need privileges and give aggregates
+    // only (facts §5.7), so processes are read per instance.
+    if (gpu.mig_enabled == true && fn_.max_mig_device_count && fn_.mig_device_handle) {
+      ReadMigDevices(q, handle, gpu);
+    } else if (q.healthy()) {
+      gpu.processes_known = q.Processes(scratch_, gpu.processes);
+    }
+  }
+
+  void ReadCpuAffinity(DeviceQueries& q, nvmlDevice_t handle, Gpu& gpu) {
+    if (!fn_.cpu_affinity || !q.healthy()) return;
+    affinity_mask_.assign(static_cast<size_t>(cpu_affinity_words_), 0);
+    if (!q.Check(fn_.cpu_affinity(handle, static_cast<unsigned>(affinity_mask_.size()),
+                                  affinity_mask_.data()),
+                 "reading the CPU affinity")) {
+      return;
+    }
+    if (std::string cpus = FormatCpuList(affinity_mask_); !cpus.empty())
+      gpu.cpu_affinity = std::move(cpus);
+  }
+
+  // The recipe of facts §5.8: every slot up to the maximum, empty ones
+  // (NOT_FOUND) skipped.
+  void ReadMigDevices(DeviceQueries& q, nvmlDevice_t handle, Gpu& gpu) {
+    const std::optional<unsigned> slots =
+        q.Uint(fn_.max_mig_device_count, "reading the MIG device count");
+    for (unsigned slot = 0; slot < slots.value_or(0) && q.healthy(); ++slot) {
+      nvmlDevice_t mig_handle = nullptr;
+      if (!q.Check(fn_.mig_device_handle(handle, slot, &mig_handle), "getting a MIG device handle"))
+        continue;
+      // An instance that is lost means its GPU is: they share the health.
+      DeviceQueries mq(*library_, mig_handle, gpu.health_error);
+      // An instance without a UUID cannot be named in CUDA_VISIBLE_DEVICES.
+      std::optional<std::string> uuid = mq.String(fn_.uuid, "reading a MIG UUID", false);
+      if (!uuid) continue;
+      MigDevice mig;
+      mig.index = slot;
+      mig.uuid = std::move(*uuid);
+      mig.name = mq.String(fn_.name, "reading a MIG name", false).value_or("");
+      mig.gpu_instance_id = mq.Uint(fn_.gpu_instance_id, "reading the GPU instance id");
+      mig.compute_instance_id = mq.Uint(fn_.compute_instance_id, "reading the compute instance id");
+      const MemoryFigures memory = mq.Memory();
+      mig.memory_total_bytes = memory.total;
+      mig.memory_used_bytes = memory.used;
+      mig.memory_free_bytes = memory.free;
+      if (!mq.Processes(scratch_, mig.processes)) gpu.processes_known = false;
+      for (GpuProcess& process : mig.processes) {
+        if (!process.gpu_instance_id) process.gpu_instance_id = mig.gpu_instance_id;
+        if (!process.compute_instance_id) process.compute_instance_id = mig.compute_instance_id;
+      }
+      gpu.processes.insert(gpu.processes.end(), mig.processes.begin(), mig.processes.end());
+      gpu.mig_devices.push_back(std::move(mig));
+    }
+  }
+
+  // Peers are matched by the remote end's PCI address; a link to something
+  // that is not one of our GPUs (an NVSwitch) names no peer.
+  void ReadNvLinks(std::vector<Gpu>& gpus) {
+    if (!fn_.nvlink_state || !fn_.nvlink_remote_pci_info) return;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      if (!handles_[i]) continue;
+      for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+        unsigned active = 0;
+        const nvmlReturn_t code = fn_.nvlink_state(handles_[i], link, &active);
+        if (code == NVML_ERROR_INVALID_ARGUMENT || code == NVML_ERROR_NOT_SUPPORTED) break;
+        nvmlPciInfo_t remote{};
+        if (code != NVML_SUCCESS || active != kNvmlFeatureEnabled ||
+            fn_.nvlink_remote_pci_info(handles_[i], link, &remote) != NVML_SUCCESS) {
+          continue;
+        }
+        const PciAddress address = AddressOf(remote);
+        for (size_t j = 0; j < gpus.size(); ++j) {
+          std::vector<std::string>& peers = gpus[i].nvlink_peer_bus_ids;
+          if (j != i && addresses_[j] == address &&
+              std::find(peers.begin(), peers.end(), gpus[j].pci_bus_id) == peers.end()) {
+            peers.push_back(gpus[j].pci_bus_id);
+          }
+        }
+      }
+    }
+  }
+
+  std::vector<std::vector<std::optional<TopologyLevel>>> ReadTopology(
+      const std::vector<Gpu>& gpus) const {
+    std::vector<std::vector<std::optional<TopologyLevel>>> topology;
+    if (!fn_.topology_common_ancestor || gpus.size() < 2) return topology;
+    topology.assign(gpus.size(), std::vector<std::optional<TopologyLevel>>(gpus.size()));
+    bool known = false;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      for (size_t j = i + 1; j < gpus.size() && handles_[i]; ++j) {
+        int level = 0;
+        if (!handles_[j] ||
+            fn_.topology_common_ancestor(handles_[i], handles_[j], &level) != NVML_SUCCESS)
+          continue;
+        topology[i][j] = topology[j][i] = ToTopologyLevel(level);
+        known = known || topology[i][j].has_value();
+      }
+    }
+    if (!known) topology.clear();
+    return topology;
+  }
+
+  std::unique_ptr<NvmlLibrary> library_;
+  const NvmlFunctions& fn_;
+  bool simulated_;
+  long cpu_affinity_words_;
+  // Per snapshot, kept to reuse their allocations: handles of healthy GPUs
+  // (null for the others) and their PCI addresses, by NVML index.
+  std::vector<nvmlDevice_t> handles_;
+  std::vector<std::optional<PciAddress>> addresses_;
+  std::vector<std::byte> scratch_;
+  std::vector<unsigned long> affinity_mask_;
+};
+
+}  // namespace
+
+std::vector<std::string> NvmlLibraryCandidates(const NvmlOptions& options,
+                                               const char* env_library) {
+  if (options.library_path) return {*options.library_path};
+  if (env_library && *env_library) return {env_library};
+  return {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+}
+
+Result<std::unique_ptr<GpuSource>> OpenNvml(const NvmlOptions& options) {
+  Result<std::unique_ptr<NvmlLibrary>> library =
+      NvmlLibrary::Open(NvmlLibraryCandidates(options, std::getenv("GPUPIN_NVML_LIBRARY")));
+  if (!library) return library.error();
+  return std::unique_ptr<GpuSource>(
+      std::make_unique<NvmlSource>(std::move(*library), options.simulated));
+}
+
+}  // namespace gpupin
