@@ -1,0 +1,51 @@
+#include "core/lease.h"
+
+#include <algorithm>
+
+namespace gpupin {
+namespace {
+
+bool HolderAlive(const ProcessIdentity& holder, const LivenessFacts& facts) {
+  if (!facts.process_start_time) return true;  // cannot tell: keep the lease
+  std::optional<uint64_t> start = facts.process_start_time(holder.pid);
+  // A different start time is a reused PID: the holder itself is gone.
+  return start.has_value() && *start == holder.start_time_ticks;
+}
+
+bool NewProcessOnCards(const Lease& lease, const LivenessFacts& facts) {
+  const auto& baseline = lease.reservation_baseline_pids;
+  for (const std::string& uuid : lease.gpu_uuids) {
+    auto it = facts.gpu_pids.find(uuid);
+    if (it == facts.gpu_pids.end()) continue;  // unknown is not "a new process"
+    for (uint32_t pid : it->second) {
+      if (std::find(baseline.begin(), baseline.end(), pid) == baseline.end()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// A container lease outlives its holder on purpose: the holder is the
+// `docker run -d` client, which exits as soon as the container starts. Only
+// the container decides, and "cannot tell" keeps the lease rather than
+// handing a card that may be in use to someone else.
+LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
+  if (lease.container_id.has_value()) {
+    std::optional<bool> exists =
+        facts.container_exists ? facts.container_exists(*lease.container_id) : std::nullopt;
+    return exists == false ? LeaseState::kContainerGone : LeaseState::kLive;
+  }
+  if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
+  if (lease.is_reservation()) {
+    // Used before expired: when both hold, the job did start, which is the
+    // more useful thing to tell the user.
+    if (NewProcessOnCards(lease, facts)) return LeaseState::kReservationUsed;
+    if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms) {
+      return LeaseState::kReservationExpired;
+    }
+  }
+  return LeaseState::kLive;
+}
+
+}  // namespace gpupin

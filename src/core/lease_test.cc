@@ -1,0 +1,93 @@
+#include "core/lease.h"
+
+#include <gtest/gtest.h>
+
+namespace gpupin {
+namespace {
+
+Lease HeldBy(int pid, uint64_t start) {
+  Lease lease;
+  lease.id = "l1";
+  lease.gpu_uuids = {"GPU-a", "GPU-b"};
+  lease.holder = {pid, start};
+  return lease;
+}
+
+LivenessFacts World(std::map<int, uint64_t> processes, int64_t now_ms = 1000) {
+  LivenessFacts facts;
+  facts.now_unix_ms = now_ms;
+  facts.process_start_time = [processes](int pid) -> std::optional<uint64_t> {
+    auto it = processes.find(pid);
+    if (it == processes.end()) return std::nullopt;
+    return it->second;
+  };
+  return facts;
+}
+
+TEST(EvaluateLease, LiveWhileHolderRuns) {
+  EXPECT_EQ(EvaluateLease(HeldBy(10, 555), World({{10, 555}})), LeaseState::kLive);
+}
+
+TEST(EvaluateLease, HolderGoneWhenNoSuchProcess) {
+  EXPECT_EQ(EvaluateLease(HeldBy(10, 555), World({{11, 555}})), LeaseState::kHolderGone);
+}
+
+TEST(EvaluateLease, ReusedPidIsNotTheHolder) {
+  EXPECT_EQ(EvaluateLease(HeldBy(10, 555), World({{10, 556}})), LeaseState::kHolderGone);
+}
+
+TEST(EvaluateLease, ReservationLiveUntilDeadline) {
+  Lease lease = HeldBy(10, 5);
+  lease.reservation_deadline_unix_ms = 2000;
+  lease.reservation_baseline_pids = {77};
+  LivenessFacts facts = World({{10, 5}}, 2000);
+  facts.gpu_pids["GPU-a"] = {77};
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
+  facts.now_unix_ms = 2001;
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationExpired);
+}
+
+TEST(EvaluateLease, ReservationUsedByANewProcessOnAnyCard) {
+  Lease lease = HeldBy(10, 5);
+  lease.reservation_deadline_unix_ms = 2000;
+  lease.reservation_baseline_pids = {77};
+  LivenessFacts facts = World({{10, 5}});
+  facts.gpu_pids["GPU-a"] = {77};
+  facts.gpu_pids["GPU-b"] = {77, 78};
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationUsed);
+  facts.now_unix_ms = 5000;  // both: the job started, which is what we report
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationUsed);
+}
+
+TEST(EvaluateLease, UnknownProcessListIsNotANewProcess) {
+  Lease lease = HeldBy(10, 5);
+  lease.reservation_deadline_unix_ms = 2000;
+  LivenessFacts facts = World({{10, 5}});
+  facts.gpu_pids["GPU-other"] = {99};  // not one of the lease's cards
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
+}
+
+TEST(EvaluateLease, NonReservationIgnoresNewProcesses) {
+  LivenessFacts facts = World({{10, 5}}, 1 << 30);
+  facts.gpu_pids["GPU-a"] = {1234};
+  EXPECT_EQ(EvaluateLease(HeldBy(10, 5), facts), LeaseState::kLive);
+}
+
+TEST(EvaluateLease, ContainerDecidesOnceAttached) {
+  Lease lease = HeldBy(10, 5);
+  lease.container_id = std::string(64, 'a');
+  LivenessFacts facts = World({});  // the docker client has exited
+  std::optional<bool> exists = true;
+  facts.container_exists = [&](const std::string& id) {
+    EXPECT_EQ(id, std::string(64, 'a'));
+    return exists;
+  };
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
+  exists = std::nullopt;
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
+  exists = false;
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kContainerGone);
+}
+
+}  // namespace
+}  // namespace gpupin

@@ -1,0 +1,46 @@
+#include "core/queue_ticket.h"
+
+#include <climits>
+#include <nlohmann/json.hpp>
+
+#include "core/json_fields.h"
+#include "core/lease_json.h"
+
+namespace gpupin {
+
+std::string TicketToJson(const QueueTicket& ticket) {
+  nlohmann::json json = {
+      {"format_version", kTicketFormatVersion},
+      {"id", ticket.id},
+      {"seq", ticket.seq},
+      {"holder", ProcessIdentityToJson(ticket.holder)},
+      {"uid", ticket.uid},
+      {"user", ticket.user},
+      {"command", ticket.command},
+      {"request", ticket.request},
+      {"created_unix_ms", ticket.created_unix_ms},
+  };
+  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+Result<QueueTicket> TicketFromJson(std::string_view text) {
+  Result<nlohmann::json> json = ParseVersionedObject(text, kTicketFormatVersion, "queue ticket");
+  if (!json) return json.error();
+  FieldReader fields(*json);
+  QueueTicket ticket;
+  ticket.id = fields.String("id");
+  ticket.seq = fields.Unsigned("seq", kMaxTicketSeq);
+  ticket.holder = ReadProcessIdentity(fields, "holder");
+  ticket.uid = static_cast<uint32_t>(fields.Unsigned("uid", UINT32_MAX));
+  ticket.user = fields.String("user");
+  ticket.command = fields.String("command");
+  ticket.request = fields.String("request");
+  ticket.created_unix_ms = fields.Integer("created_unix_ms");
+  if (!fields.error() && !IsValidRecordId(ticket.id)) {
+    fields.Fail("id", "must be 1 to 128 letters, digits, '-' or '_'");
+  }
+  if (fields.error()) return MakeError(ExitCode::kError, "queue ticket: " + *fields.error());
+  return ticket;
+}
+
+}  // namespace gpupin

@@ -1,0 +1,33 @@
+// A place in the wait queue (doc/state-dir.md): who waits, for what, and the
+// sequence number that orders the queue. Pure record and its file format;
+// the queue itself lives in sys/lease_store.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/lease.h"
+
+namespace gpupin {
+
+inline constexpr int kTicketFormatVersion = 1;
+// Sequence numbers stay exact in every JSON reader (doubles hold 2^53).
+inline constexpr uint64_t kMaxTicketSeq = uint64_t{1} << 53;
+
+struct QueueTicket {
+  std::string id;    // unique; also the file name
+  uint64_t seq = 0;  // smaller is earlier; assigned under the state lock
+  ProcessIdentity holder;
+  uint32_t uid = 0;
+  std::string user;
+  std::string command;
+  std::string request;  // what it waits for, for `gpupin leases` ("2 GPUs, 24G shared")
+  int64_t created_unix_ms = 0;
+};
+
+std::string TicketToJson(const QueueTicket& ticket);
+Result<QueueTicket> TicketFromJson(std::string_view text);
+
+}  // namespace gpupin

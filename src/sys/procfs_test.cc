@@ -1,0 +1,195 @@
+#include "sys/procfs.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testing/temp_dir.h"
+
+namespace gpupin {
+namespace {
+
+using testing::TempDir;
+
+// A stat line with the given command name: fields 3.. as the kernel writes them.
+std::string StatLine(int pid, const std::string& comm, int ppid, uint64_t start) {
+  std::string line = std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid);
+  for (int field = 5; field <= 21; ++field) line += " 0";
+  return line + " " + std::to_string(start) + " 1234 5678\n";
+}
+
+TEST(ProcFsFake, StatTakesTheLastParenthesis) {
+  TempDir proc;
+  proc.Write("42/stat", StatLine(42, "evil) R 1 (x", 7, 98765));
+  ProcFs fs(proc.path());
+  std::optional<ProcessStat> stat = fs.Stat(42);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->pid, 42);
+  EXPECT_EQ(stat->ppid, 7);
+  EXPECT_EQ(stat->state, 'S');
+  EXPECT_EQ(stat->start_time_ticks, 98765u);
+}
+
+TEST(ProcFsFake, StatWithSpacesInTheName) {
+  TempDir proc;
+  proc.Write("9/stat", StatLine(9, "tmux: server", 1, 5));
+  std::optional<ProcessStat> stat = ProcFs(proc.path()).Stat(9);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->start_time_ticks, 5u);
+}
+
+TEST(ProcFsFake, StatRejectsMalformedLines) {
+  TempDir proc;
+  proc.Write("1/stat", "1 (init S 0 0");                              // no ')'
+  proc.Write("2/stat", "2 (x) S 1 2 3");                              // truncated
+  proc.Write("3/stat", StatLine(3, "x", -5, 1).replace(6, 1, "SS"));  // state not one char
+  std::string bad_start = StatLine(4, "x", 1, 1);
+  bad_start.replace(bad_start.rfind(" 1 1234"), 2, " z");
+  proc.Write("4/stat", bad_start);
+  proc.Write("5/stat", "");
+  ProcFs fs(proc.path());
+  for (int pid : {1, 2, 3, 4, 5, 6}) EXPECT_FALSE(fs.Stat(pid).has_value()) << pid;
+}
+
+TEST(ProcFsFake, UidIsTheRealUid) {
+  TempDir proc;
+  proc.Write("5/status", "Name:\tx\nUmask:\t0022\nUid:\t1000\t0\t0\t0\nGid:\t100\n");
+  proc.Write("6/status", "Name:\tx\nGid:\t100\n");
+  ProcFs fs(proc.path());
+  EXPECT_EQ(fs.Uid(5), 1000u);
+  EXPECT_FALSE(fs.Uid(6).has_value());
+  EXPECT_FALSE(fs.Uid(7).has_value());
+}
+
+TEST(ProcFsFake, CmdlineJoinsArguments) {
+  TempDir proc;
+  proc.Write("5/cmdline", std::string("python\0train.py\0--lr\0", 22));
+  proc.Write("6/cmdline", "");
+  ProcFs fs(proc.path());
+  EXPECT_EQ(fs.Cmdline(5), "python train.py --lr");
+  EXPECT_EQ(fs.Cmdline(6), "");
+  EXPECT_FALSE(fs.Cmdline(7).has_value());
+}
+
+TEST(ProcFsFake, EnvironParsesVariables) {
+  TempDir proc;
+  proc.Write("5/environ", std::string("A=1\0CUDA_VISIBLE_DEVICES=0,1\0junk\0=x\0E=a=b\0", 44));
+  Result<std::map<std::string, std::string>> env = ProcFs(proc.path()).Environ(5);
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(*env, (std::map<std::string, std::string>{
+                      {"A", "1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"E", "a=b"}}));
+  Result<std::map<std::string, std::string>> missing = ProcFs(proc.path()).Environ(6);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "no process 6");
+}
+
+TEST(ProcFsFake, ContainerIdFromEveryRuntimeNaming) {
+  const std::string id(64, 'a');
+  const std::string other = std::string(63, 'b') + "c";
+  TempDir proc;
+  proc.Write("1/cgroup", "0::/system.slice/docker-" + id + ".scope\n");
+  proc.Write("2/cgroup", "12:pids:/docker/" + id + "\n11:cpu:/docker/" + id + "\n");
+  proc.Write("3/cgroup",
+             "0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-" + id + ".scope\n");
+  proc.Write("4/cgroup", "0::/user.slice/user-1000.slice/session-3.scope\n");
+  proc.Write("5/cgroup", "0::/docker/" + id.substr(1) + "\n");             // 63 hex: not an id
+  proc.Write("6/cgroup", "0::/docker/" + std::string(64, 'A') + "\n");     // uppercase: not an id
+  proc.Write("7/cgroup", "0::/docker/" + id + "/docker/" + other + "\n");  // nested: innermost
+  proc.Write("8/cgroup", "garbage without colons\n::\n");
+  ProcFs fs(proc.path());
+  EXPECT_EQ(fs.ContainerId(1), id);
+  EXPECT_EQ(fs.ContainerId(2), id);
+  EXPECT_EQ(fs.ContainerId(3), id);
+  EXPECT_EQ(fs.ContainerId(7), other);
+  for (int pid : {4, 5, 6, 8, 9}) EXPECT_FALSE(fs.ContainerId(pid).has_value()) << pid;
+}
+
+TEST(ProcFsFake, DescendsFromFollowsParentsAndSurvivesCycles) {
+  TempDir proc;
+  proc.Write("10/stat", StatLine(10, "a", 1, 1));
+  proc.Write("11/stat", StatLine(11, "b", 10, 1));
+  proc.Write("12/stat", StatLine(12, "c", 11, 1));
+  proc.Write("20/stat", StatLine(20, "loop", 21, 1));
+  proc.Write("21/stat", StatLine(21, "loop", 20, 1));
+  ProcFs fs(proc.path());
+  EXPECT_TRUE(fs.DescendsFrom(12, 10));
+  EXPECT_TRUE(fs.DescendsFrom(10, 10));
+  EXPECT_FALSE(fs.DescendsFrom(10, 12));
+  EXPECT_FALSE(fs.DescendsFrom(20, 10));
+  EXPECT_FALSE(fs.DescendsFrom(99, 10));
+}
+
+TEST(ProcFsFake, AllPidsListsOnlyNumbers) {
+  TempDir proc;
+  proc.Write("1/stat", "");
+  proc.Write("300/stat", "");
+  proc.Write("self/stat", "");
+  proc.Write("12abc/stat", "");
+  std::vector<int> pids = ProcFs(proc.path()).AllPids();
+  std::sort(pids.begin(), pids.end());
+  EXPECT_EQ(pids, (std::vector<int>{1, 300}));
+}
+
+TEST(ProcFsFake, UptimeInTicks) {
+  TempDir proc;
+  proc.Write("uptime", "100.50 400.00\n");
+  uint64_t hz = static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
+  EXPECT_EQ(ProcFs(proc.path()).UptimeTicks(), 100 * hz + hz / 2);
+  proc.Write("uptime", "nonsense\n");
+  EXPECT_FALSE(ProcFs(proc.path()).UptimeTicks().has_value());
+}
+
+TEST(ProcFsReal, SelfAndParent) {
+  ProcFs fs;
+  std::optional<ProcessStat> self = fs.Stat(getpid());
+  ASSERT_TRUE(self.has_value());
+  EXPECT_EQ(self->ppid, getppid());
+  EXPECT_EQ(self->state, 'R');
+  std::optional<uint64_t> uptime = fs.UptimeTicks();
+  ASSERT_TRUE(uptime.has_value());
+  EXPECT_LE(self->start_time_ticks, *uptime);
+  EXPECT_EQ(fs.Uid(getpid()), getuid());
+  std::optional<std::string> cmdline = fs.Cmdline(getpid());
+  ASSERT_TRUE(cmdline.has_value());
+  EXPECT_NE(cmdline->find("gpupin_unit_tests"), std::string::npos);
+  std::vector<int> pids = fs.AllPids();
+  EXPECT_NE(std::find(pids.begin(), pids.end(), getpid()), pids.end());
+}
+
+TEST(ProcFsReal, ChildEnvironmentAncestryAndExit) {
+  const char* argv[] = {"sleep", "30", nullptr};
+  const char* envp[] = {"GPUPIN_MARK=on the card", "CUDA_VISIBLE_DEVICES=3", nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawnp(&child, "sleep", nullptr, nullptr, const_cast<char**>(argv),
+                         const_cast<char**>(envp)),
+            0);
+  ProcFs fs;
+  // Until exec completes the child still shows our environment.
+  Result<std::map<std::string, std::string>> env = fs.Environ(child);
+  for (int i = 0; i < 200 && (!env.ok() || !env->contains("GPUPIN_MARK")); ++i) {
+    usleep(5000);
+    env = fs.Environ(child);
+  }
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(env->at("GPUPIN_MARK"), "on the card");
+  EXPECT_EQ(env->at("CUDA_VISIBLE_DEVICES"), "3");
+  EXPECT_TRUE(fs.DescendsFrom(child, getpid()));
+  EXPECT_FALSE(fs.DescendsFrom(getpid(), child));
+  std::optional<ProcessStat> stat = fs.Stat(child);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->ppid, getpid());
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(fs.Stat(child).has_value());
+  EXPECT_FALSE(fs.Environ(child).ok());
+}
+
+TEST(UserName, KnownAndUnknownUids) {
+  EXPECT_EQ(UserName(0), "root");
+  EXPECT_EQ(UserName(3999999999u), "3999999999");
+}
+
+}  // namespace
+}  // namespace gpupin
