@@ -56,6 +56,21 @@ Result<double> ParsePercent(std::string_view text) {
   return value;
 }
 
+Result<int64_t> ParseDurationMs(std::string_view text) {
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  std::string_view unit(end, text.data() + text.size() - end);
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
+  if (ec == std::errc() && number >= 0 && std::isfinite(number)) {
+    for (const auto& [name, factor] : kUnits) {
+      if (unit == name && number * factor < 9.2e18) return static_cast<int64_t>(std::llround(number * factor));
+    }
+  }
+  return MakeError(ExitCode::kUsage,
+                   fmt::format("invalid duration '{}'; write e.g. 30s, 5m, 2h or 500ms", text));
+}
+
 std::string FormatBytes(uint64_t bytes) {
   static constexpr const char* kSuffixes[] = {"B", "K", "M", "G", "T", "P"};
   double value = static_cast<double>(bytes);

@@ -16,6 +16,9 @@ Result<uint64_t> ParseSize(std::string_view text);
 // "80%" or "80" -> 80. Accepts 0..100.
 Result<double> ParsePercent(std::string_view text);
 
+// "500ms", "30s", "5m", "2h", "1.5" (seconds) -> milliseconds.
+Result<int64_t> ParseDurationMs(std::string_view text);
+
 // 1536 MiB -> "1.5G", 512 KiB -> "512K": short, for tables.
 std::string FormatBytes(uint64_t bytes);
 

@@ -29,6 +29,16 @@ TEST(ParsePercentTest, AcceptsWithOrWithoutSign) {
   EXPECT_FALSE(ParsePercent("ten").ok());
 }
 
+TEST(ParseDurationTest, UnitsAndPlainSeconds) {
+  EXPECT_EQ(*ParseDurationMs("500ms"), 500);
+  EXPECT_EQ(*ParseDurationMs("30s"), 30'000);
+  EXPECT_EQ(*ParseDurationMs("1.5"), 1'500);
+  EXPECT_EQ(*ParseDurationMs("5m"), 300'000);
+  EXPECT_EQ(*ParseDurationMs("2h"), 7'200'000);
+  EXPECT_EQ(ParseDurationMs("soon").error().code, ExitCode::kUsage);
+  EXPECT_FALSE(ParseDurationMs("-1s").ok());
+}
+
 TEST(FormatBytesTest, ShortHumanUnits) {
   EXPECT_EQ(FormatBytes(512), "512B");
   EXPECT_EQ(FormatBytes(80ULL << 30), "80G");

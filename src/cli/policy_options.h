@@ -1,0 +1,40 @@
+// The selection options shared by pick, run, env and docker (PRODUCT.md,
+// "The selection policy"), declared once so every command reads them alike.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/policy.h"
+
+namespace gpupin {
+
+struct PolicyFlags {
+  int count = 1;
+  std::optional<std::string> mem;
+  std::optional<std::string> max_used;
+  std::optional<std::string> max_util;
+  std::vector<std::string> only;
+  std::vector<std::string> exclude;
+  std::vector<std::string> order;
+  std::string prefer = "free";
+  bool no_near = false;
+  bool mine_free = false;
+  std::optional<int> max_jobs;
+  bool uuid = false;
+  // --wait[=DURATION]: absent means fail at once; present without a value
+  // means wait forever.
+  std::optional<std::string> wait;
+  bool wait_given = false;
+  std::string poll = "2s";
+};
+
+void AddPolicyOptions(CLI::App& app, PolicyFlags& flags);
+
+// Validates sizes, percentages and choices; errors are ExitCode::kUsage.
+Result<Request> ToRequest(const PolicyFlags& flags);
+
+}  // namespace gpupin
