@@ -63,6 +63,18 @@ Result<GpuSource*> World::Gpus() {
   return gpus_.get();
 }
 
+Result<LeaseStore*> World::Leases() {
+  if (leases_) return &*leases_;
+  std::string path = ChooseStateDirPath(options_.state_dir);
+  Result<StateDir> root = StateDir::Open(path);
+  if (!root.ok()) return root.error();
+  Result<LeaseStore> store =
+      LeaseStore::Open(std::move(*root), [this](const std::string& line) { Verbose(line); });
+  if (!store.ok()) return store.error();
+  leases_.emplace(std::move(*store));
+  return &*leases_;
+}
+
 void World::Note(std::string_view line) const {
   if (!options_.quiet)
     std::fprintf(stderr, "gpupin: %.*s\n", static_cast<int>(line.size()), line.data());

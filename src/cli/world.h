@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "out/terminal.h"
 #include "sys/gpu_source.h"
+#include "sys/lease_store.h"
 #include "sys/procfs.h"
 
 namespace gpupin {
@@ -38,6 +39,11 @@ class World {
   // named by --nvml / GPUPIN_NVML_LIBRARY, else the driver's. Opened once.
   Result<GpuSource*> Gpus();
 
+  // The shared state directory's leases and queue (--state-dir, else
+  // GPUPIN_STATE_DIR, else /run/gpupin or /tmp/gpupin). Opened once; files
+  // it skips are reported under -v.
+  Result<LeaseStore*> Leases();
+
   // Diagnostics on stderr: Note unless -q, Verbose only with -v.
   void Note(std::string_view line) const;
   void Verbose(std::string_view line) const;
@@ -47,6 +53,7 @@ class World {
   Terminal terminal_;
   ProcFs procfs_;
   std::unique_ptr<GpuSource> gpus_;
+  std::optional<LeaseStore> leases_;
 };
 
 // Absolute path of a file that ships beside the gpupin executable (the

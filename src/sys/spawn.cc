@@ -16,6 +16,8 @@ namespace gpupin {
 namespace {
 
 volatile sig_atomic_t g_child_pid = 0;
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_previous[std::size(kForwarded)];
 
 void ForwardSignal(int signal, siginfo_t* info, void*) {
   // A terminal sends SIGINT/SIGQUIT/SIGHUP to the whole foreground process
@@ -24,54 +26,85 @@ void ForwardSignal(int signal, siginfo_t* info, void*) {
   if (g_child_pid > 0) kill(g_child_pid, signal);
 }
 
-void WriteErrnoAndExit(int fd, int error) {
-  ssize_t ignored = write(fd, &error, sizeof error);
+bool ReadAll(int fd, std::string& out) {
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+bool WriteAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The environment travels as "1NAME=VALUE\0" (set) and "0NAME\0" (unset)
+// records after a leading "go" byte; a child that reads no "go" byte exits.
+std::string EncodeEnv(const EnvChanges& env) {
+  std::string data = "g";
+  for (const auto& [name, value] : env) {
+    data += value ? "1" + name + "=" + *value : "0" + name;
+    data.push_back('\0');
+  }
+  return data;
+}
+
+[[noreturn]] void RunChild(int go_fd, int exec_error_fd, const std::vector<std::string>& argv) {
+  // gpupin is single-threaded, so allocating after fork is safe here.
+  std::string data;
+  if (!ReadAll(go_fd, data) || data.empty() || data[0] != 'g') _exit(127);
+  close(go_fd);
+  size_t start = 1;
+  while (start < data.size()) {
+    size_t end = data.find('\0', start);
+    std::string record = data.substr(start, end - start);
+    if (!record.empty() && record[0] == '1') {
+      size_t equals = record.find('=');
+      setenv(record.substr(1, equals - 1).c_str(), record.substr(equals + 1).c_str(), 1);
+    } else if (!record.empty()) {
+      unsetenv(record.substr(1).c_str());
+    }
+    start = end + 1;
+  }
+  std::vector<char*> c_argv;
+  for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
+  c_argv.push_back(nullptr);
+  execvp(c_argv[0], c_argv.data());
+  int error = errno;
+  ssize_t ignored = write(exec_error_fd, &error, sizeof error);
   (void)ignored;
   _exit(127);
 }
 
 }  // namespace
 
-Result<PendingChild> Fork(const std::vector<std::string>& argv, const EnvChanges& env) {
+Result<PendingChild> Fork(const std::vector<std::string>& argv) {
   if (argv.empty()) return MakeError(ExitCode::kUsage, "no command given; write it after --");
   int go[2];
   int exec_error[2];
-  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(exec_error, O_CLOEXEC) != 0) {
+  if (pipe2(go, O_CLOEXEC) != 0) return MakeError(ExitCode::kError, fmt::format("cannot create a pipe: {}", strerror(errno)));
+  if (pipe2(exec_error, O_CLOEXEC) != 0) {
+    close(go[0]);
+    close(go[1]);
     return MakeError(ExitCode::kError, fmt::format("cannot create a pipe: {}", strerror(errno)));
   }
-  // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls.
-  std::vector<std::string> env_strings;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    std::string name(text.substr(0, text.find('=')));
-    if (!env.contains(name)) env_strings.emplace_back(text);
-  }
-  for (const auto& [name, value] : env) {
-    if (value) env_strings.push_back(name + "=" + *value);
-  }
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> c_argv;
-  for (std::string& s : args) c_argv.push_back(s.data());
-  c_argv.push_back(nullptr);
-
+  std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) return MakeError(ExitCode::kError, fmt::format("cannot fork: {}", strerror(errno)));
   if (pid == 0) {
     close(go[1]);
     close(exec_error[0]);
-    char byte;
-    ssize_t n;
-    do {
-      n = read(go[0], &byte, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n != 1) _exit(127);  // gpupin went away before the lease was recorded
-    close(go[0]);
-    execvpe(c_argv[0], c_argv.data(), envp.data());
-    WriteErrnoAndExit(exec_error[1], errno);
+    RunChild(go[0], exec_error[1], argv);
   }
   close(go[0]);
   close(exec_error[1]);
@@ -81,27 +114,41 @@ Result<PendingChild> Fork(const std::vector<std::string>& argv, const EnvChanges
 }
 
 PendingChild::PendingChild(PendingChild&& other) noexcept
-    : identity_(other.identity_), go_fd_(other.go_fd_), exec_error_fd_(other.exec_error_fd_) {
+    : identity_(other.identity_),
+      go_fd_(other.go_fd_),
+      exec_error_fd_(other.exec_error_fd_),
+      forwarding_(other.forwarding_) {
   other.identity_ = {};
   other.go_fd_ = -1;
   other.exec_error_fd_ = -1;
+  other.forwarding_ = false;
 }
 
 PendingChild::~PendingChild() {
   if (go_fd_ >= 0) {
-    close(go_fd_);  // the child reads EOF and exits without running anything
+    close(go_fd_);  // the child reads no "go" and exits without running anything
     if (identity_.pid > 0) waitpid(identity_.pid, nullptr, 0);
   }
   if (exec_error_fd_ >= 0) close(exec_error_fd_);
+  if (forwarding_) {
+    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &g_previous[i], nullptr);
+    g_child_pid = 0;
+  }
 }
 
-Status PendingChild::Start() {
-  char go = 1;
-  ssize_t written = write(go_fd_, &go, 1);
+Status PendingChild::Start(const EnvChanges& env) {
+  g_child_pid = identity_.pid;
+  struct sigaction action = {};
+  action.sa_sigaction = ForwardSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &action, &g_previous[i]);
+  forwarding_ = true;
+
+  bool sent = WriteAll(go_fd_, EncodeEnv(env));
   close(go_fd_);
   go_fd_ = -1;
-  if (written != 1)
-    return MakeError(ExitCode::kError, "the command's process vanished before it started");
+  if (!sent) return MakeError(ExitCode::kError, "the command's process vanished before it started");
   int error = 0;
   ssize_t n;
   do {
@@ -111,27 +158,24 @@ Status PendingChild::Start() {
   exec_error_fd_ = -1;
   if (n == sizeof error) {
     waitpid(identity_.pid, nullptr, 0);
+    identity_.pid = 0;
     return MakeError(ExitCode::kError, fmt::format("cannot run the command: {}", strerror(error)));
   }
   return Ok{};
 }
 
-int PendingChild::WaitForwardingSignals() {
-  g_child_pid = identity_.pid;
-  struct sigaction action = {};
-  action.sa_sigaction = ForwardSignal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  static constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-  struct sigaction previous[4];
-  for (int i = 0; i < 4; ++i) sigaction(kForwarded[i], &action, &previous[i]);
+bool PendingChild::Ended() const {
+  siginfo_t info = {};
+  if (waitid(P_PID, static_cast<id_t>(identity_.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return true;
+  return info.si_pid != 0;
+}
+
+int PendingChild::Wait() {
   int status = 0;
   pid_t waited;
   do {
     waited = waitpid(identity_.pid, &status, 0);
   } while (waited < 0 && errno == EINTR);
-  for (int i = 0; i < 4; ++i) sigaction(kForwarded[i], &previous[i], nullptr);
-  g_child_pid = 0;
   identity_.pid = 0;
   if (waited < 0) return 1;
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -4,8 +4,6 @@
 
 #include <sys/types.h>
 
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,10 +13,12 @@
 
 namespace gpupin {
 
-// A child that has been forked but not yet exec'd: it waits on a pipe until
-// Start() so that the lease naming it can be recorded first. If gpupin dies
-// before Start(), the child sees the pipe close and exits without running
-// the command, so no job ever runs without its lease.
+// A child that has been forked but not yet exec'd. It exists first so that
+// the lease can name it as holder (its PID and start time): the lease then
+// lives exactly as long as the job, even if gpupin itself is killed. It
+// waits on a pipe until Start(); if gpupin dies before that, the child sees
+// the pipe close and exits without running the command, so no job ever
+// runs without its lease.
 class PendingChild {
  public:
   PendingChild(PendingChild&& other) noexcept;
@@ -28,26 +28,30 @@ class PendingChild {
   ProcessIdentity identity() const { return identity_; }
   pid_t pid() const { return identity_.pid; }
 
-  // Lets the child exec. Fails when exec fails (command not found: exit 127
-  // semantics, reported as an Error naming the command).
-  Status Start();
+  // Sends the job's environment and lets the child exec. From here on,
+  // SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpupin are forwarded to the
+  // child (a terminal's Ctrl-C already reaches the whole foreground group,
+  // so it is not sent twice). Fails when exec fails, naming the reason.
+  Status Start(const EnvChanges& env);
 
-  // Waits for the started child, forwarding SIGINT, SIGTERM, SIGHUP and
-  // SIGQUIT that are sent to gpupin (a terminal's Ctrl-C already reaches the
-  // whole foreground group, so it is not sent twice). Returns the exit
-  // status as a shell reports it: the code, or 128+signal.
-  int WaitForwardingSignals();
+  // Whether the started child has ended, without reaping it.
+  bool Ended() const;
+
+  // Waits for the started child and returns its status as a shell reports
+  // it: the exit code, or 128+signal.
+  int Wait();
 
  private:
-  friend Result<PendingChild> Fork(const std::vector<std::string>& argv, const EnvChanges& env);
+  friend Result<PendingChild> Fork(const std::vector<std::string>& argv);
   PendingChild(ProcessIdentity identity, int go_fd, int exec_error_fd)
       : identity_(identity), go_fd_(go_fd), exec_error_fd_(exec_error_fd) {}
 
   ProcessIdentity identity_;
   int go_fd_ = -1;
   int exec_error_fd_ = -1;
+  bool forwarding_ = false;
 };
 
-Result<PendingChild> Fork(const std::vector<std::string>& argv, const EnvChanges& env);
+Result<PendingChild> Fork(const std::vector<std::string>& argv);
 
 }  // namespace gpupin

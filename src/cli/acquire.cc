@@ -1,0 +1,187 @@
+#include "cli/acquire.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/machine_state.h"
+#include "core/cuda_visible.h"
+#include "core/time_format.h"
+#include "sys/change_watch.h"
+#include "sys/environment.h"
+#include "sys/lease_store.h"
+
+namespace gpupin {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Ordinal(size_t n) {
+  const char* suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1) suffix = "st";
+    if (n % 10 == 2) suffix = "nd";
+    if (n % 10 == 3) suffix = "rd";
+  }
+  return fmt::format("{}{}", n, suffix);
+}
+
+// The queue position on stderr: a line rewritten in place on a terminal,
+// one line per change otherwise.
+class QueueDisplay {
+ public:
+  explicit QueueDisplay(const World& world) : world_(world) {}
+  ~QueueDisplay() {
+    if (live_ && shown_) std::fputs("\r\x1b[K", stderr);
+  }
+  void Show(const std::string& text) {
+    if (world_.options().quiet || text == last_) return;
+    last_ = text;
+    shown_ = true;
+    if (live_) {
+      std::fprintf(stderr, "\r\x1b[Kgpupin: %s", text.c_str());
+    } else {
+      std::fprintf(stderr, "gpupin: %s\n", text.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  const World& world_;
+  bool live_ = world_.terminal().stderr_is_tty();
+  bool shown_ = false;
+  std::string last_;
+};
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory) {
+  VisibilityEnv env = VisibilityEnvFromProcess();
+  if (!env.cuda_visible_devices) return std::nullopt;
+  Resolution resolution = ResolveVisibleDevices(inventory.gpus, env);
+  std::vector<uint32_t> allowed;
+  for (const VisibleDevice& device : resolution.visible) {
+    if (!device.mig_index) allowed.push_back(device.gpu_index);
+  }
+  return allowed;
+}
+
+Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request, std::vector<CardVerdict>* verdicts) {
+  Result<GpuSource*> gpus = world.Gpus();
+  if (!gpus.ok()) return gpus.error();
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) return store.error();
+  // Created before the first read, so no change between a read and the
+  // wait can be missed (sys/change_watch.h).
+  ChangeWatch watch = ChangeWatch::ForDirectories({&(*store)->leases_dir(), &(*store)->queue_dir()});
+  std::optional<Clock::time_point> deadline;
+  if (request.wait && request.wait_ms) deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
+  std::optional<std::string> ticket_id;
+  QueueDisplay display(world);
+  const ProcFs& procfs = world.procfs();
+  uint32_t uid = static_cast<uint32_t>(getuid());
+
+  for (;;) {
+    Result<Inventory> inventory = (*gpus)->Snapshot();
+    if (!inventory.ok()) return inventory.error();
+    LivenessFacts facts = MakeLivenessFacts(*inventory, procfs);
+    std::optional<Acquired> acquired;
+    std::optional<Error> refusal;
+    std::string waiting_text;
+    std::vector<ProcessIdentity> watched;
+    bool unwatchable = false;
+
+    Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+      std::vector<Lease> live = txn.LiveLeases(facts);
+      for (const Lease& lease : live) watched.push_back(lease.holder);
+      if (ticket_id) {
+        std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
+        std::optional<size_t> position = QueuePosition(queue, *ticket_id);
+        if (!position) return MakeError(ExitCode::kError, "our place in the wait queue vanished; run the command again");
+        for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
+        if (*position > 0) {
+          waiting_text = fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1), *position,
+                                     queue.front().user, queue.front().request);
+          return Ok{};
+        }
+      }
+      GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
+      watched.insert(watched.end(), processes.foreign.begin(), processes.foreign.end());
+      unwatchable = processes.unwatchable;
+      PolicyInput input;
+      input.gpus = inventory->gpus;
+      input.topology = inventory->topology;
+      input.live_leases = live;
+      input.process_owners = processes.owners;
+      input.caller = {uid, UserName(uid)};
+      input.allowed_gpu_indices = AllowedGpuIndices(*inventory);
+      input.request = request.request;
+      input.format_clock = FormatLocalHourMinute;
+      std::vector<CardVerdict> failed_verdicts;
+      Result<Selection> selection = ChooseGpus(input, &failed_verdicts);
+      if (!selection.ok()) {
+        if (verdicts) *verdicts = failed_verdicts;
+        if (selection.error().code != ExitCode::kNoGpu || !request.wait) {
+          refusal = selection.error();
+          if (ticket_id) (void)txn.RemoveTicket(*ticket_id);
+          return Ok{};
+        }
+        if (!ticket_id) {
+          QueueTicket ticket;
+          ticket.holder = request.holder;
+          ticket.uid = uid;
+          ticket.user = UserName(uid);
+          ticket.command = request.command;
+          ticket.request = fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
+                                       request.request.mem_bytes ? " shared" : "");
+          ticket.created_unix_ms = facts.now_unix_ms;
+          Result<QueueTicket> taken = txn.TakeTicket(ticket);
+          if (!taken.ok()) return taken.error();
+          ticket_id = taken->id;
+        }
+        waiting_text = "waiting: next in queue; " + FirstLine(selection.error().message);
+        return Ok{};
+      }
+      Lease lease;
+      lease.id = NewRecordId(request.holder);
+      for (uint32_t index : selection->chosen_gpu_indices) lease.gpu_uuids.push_back(inventory->gpus[index].uuid);
+      lease.holder = request.holder;
+      lease.uid = uid;
+      lease.user = UserName(uid);
+      lease.command = request.command;
+      lease.created_unix_ms = facts.now_unix_ms;
+      lease.shared_bytes = request.request.mem_bytes;
+      if (request.reservation_ttl_ms) {
+        lease.reservation_deadline_unix_ms = facts.now_unix_ms + *request.reservation_ttl_ms;
+        for (uint32_t index : selection->chosen_gpu_indices) {
+          for (const GpuProcess& process : inventory->gpus[index].processes) {
+            lease.reservation_baseline_pids.push_back(process.pid);
+          }
+        }
+      }
+      Status added = txn.AddLease(lease);
+      if (!added.ok()) return added.error();
+      if (ticket_id) (void)txn.RemoveTicket(*ticket_id);
+      if (verdicts) *verdicts = selection->verdicts;
+      acquired = Acquired{lease, std::move(*inventory), std::move(*selection)};
+      return Ok{};
+    });
+    if (!transaction.ok()) return transaction.error();
+    if (acquired) return std::move(*acquired);
+    if (refusal) return *refusal;
+
+    display.Show(waiting_text);
+    watch.WatchProcesses(watched, facts.process_start_time);
+    if (watch.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) == WakeReason::kDeadline) {
+      (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
+      return MakeError(ExitCode::kNoGpu, fmt::format("no GPU became available within the --wait time; {}",
+                                                     waiting_text.substr(waiting_text.find(';') + 1)));
+    }
+  }
+}
+
+}  // namespace gpupin

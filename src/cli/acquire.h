@@ -1,0 +1,41 @@
+// Choosing GPUs and recording the lease as one step under the state lock,
+// and waiting in the FIFO queue when nothing fits (PRODUCT.md, "Leases and
+// the state directory"). Shared by pick, run, env and docker.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/world.h"
+#include "core/lease.h"
+#include "core/policy.h"
+
+namespace gpupin {
+
+struct AcquireRequest {
+  Request request;
+  bool wait = false;
+  std::optional<int64_t> wait_ms;  // with wait: nullopt waits without limit
+  int64_t poll_ms = 2000;
+  ProcessIdentity holder;          // who the lease lives as long as
+  std::string command;             // shown to other users
+  std::optional<int64_t> reservation_ttl_ms;  // pick/env: a reservation
+};
+
+struct Acquired {
+  Lease lease;
+  Inventory inventory;  // as seen when choosing
+  Selection selection;
+};
+
+// On failure without --wait: ExitCode::kNoGpu naming what blocked each
+// card; `verdicts` (when given) then holds the per-card reasons.
+Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
+                             std::vector<CardVerdict>* verdicts = nullptr);
+
+// NVML indices the caller may use when its CUDA_VISIBLE_DEVICES (or a Slurm
+// allocation through it) is set; nullopt when everything is allowed.
+std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory);
+
+}  // namespace gpupin

@@ -1,0 +1,93 @@
+#include "cli/env.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/launch.h"
+#include "core/units.h"
+
+namespace gpupin {
+namespace {
+
+struct EnvOptions {
+  PolicyFlags policy;
+  std::string shell = "bash";
+  std::optional<int> for_pid;
+  std::optional<std::string> ttl;
+};
+
+// Single quotes protect everything in sh and fish alike, except the quote
+// itself, written as '\'' (sh) or \' inside the quotes (fish).
+std::string Quote(const std::string& value, bool fish) {
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'') {
+      quoted += fish ? "\\'" : "'\\''";
+    } else if (c == '\\' && fish) {
+      quoted += "\\\\";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
+  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  if (!request.ok()) return request.error();
+  if (options.ttl) {
+    Result<int64_t> ttl = ParseDurationMs(*options.ttl);
+    if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+    request->reservation_ttl_ms = *ttl;
+  }
+  int pid = options.for_pid.value_or(getppid());
+  Result<ProcessIdentity> holder = IdentifyProcess(world, pid);
+  if (!holder.ok()) return holder.error().WithContext("--for");
+  request->holder = *holder;
+  request->command = fmt::format("env for shell pid {}", pid);
+  Result<Acquired> acquired = AcquireGpus(world, *request);
+  if (!acquired.ok()) return acquired.error();
+  EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);
+  if (world.options().json) {
+    nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
+    nlohmann::ordered_json variables = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : env) variables[name] = value ? nlohmann::ordered_json(*value) : nullptr;
+    out["env"] = variables;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  bool fish = options.shell == "fish";
+  for (const auto& [name, value] : env) {
+    if (!value) continue;
+    if (fish) {
+      std::printf("set -gx %s %s;\n", name.c_str(), Quote(*value, true).c_str());
+    } else {
+      std::printf("export %s=%s\n", name.c_str(), Quote(*value, false).c_str());
+    }
+  }
+  world.Note(fmt::format("{} held while pid {} lives{}", DescribeChosen(*acquired), pid,
+                         options.ttl ? " (or until the TTL, or a job starts on it)" : ""));
+  return 0;
+}
+
+}  // namespace
+
+CommandSpec EnvCommand() {
+  return {"env", "choose GPUs and print export lines for eval \"$(gpupin env)\"", [](CLI::App& app) {
+            auto options = std::make_shared<EnvOptions>();
+            AddPolicyOptions(app, options->policy);
+            app.add_option("--shell", options->shell, "syntax of the lines (default bash)")
+                ->check(CLI::IsMember({"bash", "zsh", "sh", "fish"}));
+            app.add_option("--for", options->for_pid, "hold the GPUs while this process lives (default: the shell)")
+                ->option_text("PID");
+            app.add_option("--ttl", options->ttl,
+                           "instead, reserve only until a job starts on the GPUs or DURATION passes")
+                ->option_text("DURATION");
+            app.footer("Example: eval \"$(gpupin env --mem 20G)\"");
+            return [options, &app](World& world) { return Env(world, *options, app.count("--wait") > 0); };
+          }};
+}
+
+}  // namespace gpupin

@@ -1,0 +1,106 @@
+#include "cli/launch.h"
+
+#include <fmt/format.h>
+
+#include "core/selection_output.h"
+#include "core/units.h"
+#include "out/gpu_table.h"
+#include "out/inventory_json.h"
+#include "out/table.h"
+#include "cli/machine_state.h"
+#include "sys/mps.h"
+
+namespace gpupin {
+
+Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_given) {
+  Result<Request> request = ToRequest(flags);
+  if (!request.ok()) return request.error();
+  AcquireRequest acquire;
+  acquire.request = std::move(*request);
+  acquire.wait = wait_given;
+  if (flags.wait && !flags.wait->empty()) {
+    Result<int64_t> wait_ms = ParseDurationMs(*flags.wait);
+    if (!wait_ms.ok()) return wait_ms.error().WithContext("--wait");
+    acquire.wait_ms = *wait_ms;
+  }
+  Result<int64_t> poll_ms = ParseDurationMs(flags.poll);
+  if (!poll_ms.ok()) return poll_ms.error().WithContext("--poll");
+  if (*poll_ms < 10) return MakeError(ExitCode::kUsage, "--poll: at least 10ms");
+  acquire.poll_ms = *poll_ms;
+  return acquire;
+}
+
+std::string JoinCommand(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const std::string& arg : argv) {
+    if (!text.empty()) text += ' ';
+    text += arg;
+  }
+  return text.size() > 200 ? text.substr(0, 197) + "..." : text;
+}
+
+Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
+  std::optional<uint64_t> start = LiveStartTime(world.procfs(), pid);
+  if (!start) return MakeError(ExitCode::kUsage, fmt::format("no running process with pid {}", pid));
+  return ProcessIdentity{pid, *start};
+}
+
+EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids) {
+  JobEnvRequest job;
+  job.cuda_visible_devices = ChildVisibleDevices(acquired.selection.chosen_gpu_indices, acquired.inventory.gpus, uuids);
+  job.shared_bytes = acquired.lease.shared_bytes;
+  job.device_count = static_cast<int>(acquired.selection.chosen_gpu_indices.size());
+  job.mps_running = acquired.lease.shared_bytes && MpsRunning();
+  job.lease_id = acquired.lease.id;
+  std::map<std::string, std::string> current;
+  for (const char* name : {"XLA_PYTHON_CLIENT_PREALLOCATE", "TF_FORCE_GPU_ALLOW_GROWTH",
+                           "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"}) {
+    if (const char* value = std::getenv(name)) current[name] = value;
+  }
+  return JobEnvironment(job, current);
+}
+
+std::string DescribeChosen(const Acquired& acquired) {
+  std::string text;
+  for (uint32_t index : acquired.selection.chosen_gpu_indices) {
+    const Gpu& gpu = acquired.inventory.gpus[index];
+    if (!text.empty()) text += ", ";
+    text += fmt::format("GPU {} ({}, {})", index, gpu.name, ShortUuid(gpu.uuid));
+  }
+  return text;
+}
+
+std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts) {
+  Table table({{"GPU", Align::kRight}, {"VERDICT"}, {"WHY"}});
+  for (const CardVerdict& verdict : verdicts) {
+    const char* word = verdict.chosen ? "chosen" : verdict.eligible ? "eligible" : "passed";
+    table.AddRow({std::to_string(verdict.gpu_index), word, verdict.reason});
+  }
+  return table.Render();
+}
+
+nlohmann::ordered_json AcquiredToJson(const Acquired& acquired, const std::vector<CardVerdict>& verdicts) {
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  for (uint32_t index : acquired.selection.chosen_gpu_indices) {
+    const Gpu& gpu = acquired.inventory.gpus[index];
+    gpus.push_back({{"index", index}, {"uuid", gpu.uuid}, {"name", gpu.name}, {"pci_bus_id", gpu.pci_bus_id}});
+  }
+  nlohmann::ordered_json explained = nlohmann::ordered_json::array();
+  for (const CardVerdict& verdict : verdicts) {
+    explained.push_back({{"index", verdict.gpu_index},
+                         {"eligible", verdict.eligible},
+                         {"chosen", verdict.chosen},
+                         {"reason", verdict.reason}});
+  }
+  const Lease& lease = acquired.lease;
+  return {{"schema_version", kJsonSchemaVersion},
+          {"lease_id", lease.id},
+          {"gpus", gpus},
+          {"shared_bytes", lease.shared_bytes ? nlohmann::ordered_json(*lease.shared_bytes) : nullptr},
+          {"reservation_deadline_unix_ms", lease.reservation_deadline_unix_ms
+                                               ? nlohmann::ordered_json(*lease.reservation_deadline_unix_ms)
+                                               : nullptr},
+          {"verdicts", explained}};
+}
+
+}  // namespace gpupin

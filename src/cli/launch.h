@@ -1,0 +1,37 @@
+// What pick, run, env and docker share around AcquireGpus: reading the
+// policy flags into a request, and telling the user where a job landed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/acquire.h"
+#include "cli/policy_options.h"
+#include "core/job_env.h"
+#include <nlohmann/json.hpp>
+
+namespace gpupin {
+
+// Request, wait and poll settings from the flags; `wait_given` is whether
+// --wait appeared at all (with or without a duration).
+Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_given);
+
+// "python train.py --lr 3e-4": a command line as other users see it.
+std::string JoinCommand(const std::vector<std::string>& argv);
+
+// Identity of a process that must exist (the caller's shell for pick/env).
+Result<ProcessIdentity> IdentifyProcess(const World& world, int pid);
+
+// The environment a job started by gpupin gets for an acquired lease.
+EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids);
+
+// "GPU 2 (NVIDIA RTX A6000, GPU-8932f937)": one line per chosen card.
+std::string DescribeChosen(const Acquired& acquired);
+
+// Per-card reasons, as `pick --explain` prints them.
+std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts);
+
+// JSON for the outcome of a choice: chosen GPUs and per-card verdicts.
+nlohmann::ordered_json AcquiredToJson(const Acquired& acquired, const std::vector<CardVerdict>& verdicts);
+
+}  // namespace gpupin

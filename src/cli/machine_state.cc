@@ -1,0 +1,69 @@
+#include "cli/machine_state.h"
+
+#include <chrono>
+#include <set>
+
+#include "sys/docker_client.h"
+
+namespace gpupin {
+
+std::optional<uint64_t> LiveStartTime(const ProcFs& procfs, int pid) {
+  std::optional<ProcessStat> stat = procfs.Stat(pid);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  return stat->start_time_ticks;
+}
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs) {
+  LivenessFacts facts;
+  facts.now_unix_ms = NowUnixMs();
+  facts.process_start_time = [&procfs](int pid) { return LiveStartTime(procfs, pid); };
+  for (const Gpu& gpu : inventory.gpus) {
+    if (!gpu.healthy() || !gpu.processes_known) continue;
+    std::vector<uint32_t>& pids = facts.gpu_pids[gpu.uuid];
+    for (const GpuProcess& process : gpu.processes) pids.push_back(process.pid);
+  }
+  facts.container_exists = [](const std::string& id) { return ContainerRunning(id); };
+  return facts;
+}
+
+GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const std::vector<Lease>& live_leases,
+                                     const ProcFs& procfs) {
+  GpuProcessFacts facts;
+  std::set<uint32_t> seen;
+  for (const Gpu& gpu : inventory.gpus) {
+    std::vector<const GpuProcess*> processes;
+    for (const GpuProcess& p : gpu.processes) processes.push_back(&p);
+    for (const MigDevice& mig : gpu.mig_devices) {
+      for (const GpuProcess& p : mig.processes) processes.push_back(&p);
+    }
+    for (const GpuProcess* process : processes) {
+      if (!seen.insert(process->pid).second) continue;
+      int pid = static_cast<int>(process->pid);
+      std::optional<uint64_t> start = LiveStartTime(procfs, pid);
+      if (!start) {
+        facts.unwatchable = true;
+        continue;
+      }
+      ProcessOwner owner;
+      owner.uid = procfs.Uid(pid);
+      if (owner.uid) owner.user = UserName(*owner.uid);
+      owner.command = procfs.Cmdline(pid).value_or("");
+      for (const Lease& lease : live_leases) {
+        if (lease.holder.pid > 0 && procfs.DescendsFrom(pid, lease.holder.pid)) {
+          owner.lease_id = lease.id;
+          break;
+        }
+      }
+      if (!owner.lease_id) facts.foreign.push_back({pid, *start});
+      facts.owners[process->pid] = std::move(owner);
+    }
+  }
+  return facts;
+}
+
+}  // namespace gpupin

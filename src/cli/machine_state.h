@@ -1,0 +1,40 @@
+// One consistent picture for decisions and listings: the GPUs, the leases
+// that still hold, and who runs each GPU process. Built from the world by
+// the commands that choose (pick/run/env/docker) and those that show (ls,
+// leases).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "core/gpu.h"
+#include "core/lease.h"
+#include "core/policy.h"
+#include "sys/procfs.h"
+
+namespace gpupin {
+
+// Start time of a live process; nullopt for none or a zombie (a job that
+// has exited but is not yet reaped no longer holds its GPUs).
+std::optional<uint64_t> LiveStartTime(const ProcFs& procfs, int pid);
+
+int64_t NowUnixMs();
+
+// The facts EvaluateLease needs, from the inventory and /proc.
+LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs);
+
+struct GpuProcessFacts {
+  std::map<uint32_t, ProcessOwner> owners;  // every GPU pid visible in /proc
+  // Processes not started through gpupin, for waking on their exit.
+  std::vector<ProcessIdentity> foreign;
+  // Some GPU process is not in our /proc (another PID namespace, a static
+  // simulated process): its exit cannot be watched, only polled.
+  bool unwatchable = false;
+};
+
+GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const std::vector<Lease>& live_leases,
+                                     const ProcFs& procfs);
+
+}  // namespace gpupin

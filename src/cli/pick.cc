@@ -1,0 +1,71 @@
+#include "cli/pick.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/launch.h"
+#include "core/selection_output.h"
+#include "core/units.h"
+#include "sys/environment.h"
+
+namespace gpupin {
+namespace {
+
+struct PickOptions {
+  PolicyFlags policy;
+  std::string ttl = "60s";
+  bool explain = false;
+};
+
+Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
+  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  if (!request.ok()) return request.error();
+  Result<int64_t> ttl = ParseDurationMs(options.ttl);
+  if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+  // The reservation belongs to the shell that runs `$(gpupin pick)`: it ends
+  // when that shell ends, when the job's process appears, or at the TTL.
+  Result<ProcessIdentity> holder = IdentifyProcess(world, getppid());
+  if (!holder.ok()) return holder.error();
+  request->holder = *holder;
+  request->command = "pick (reserved for the next job)";
+  request->reservation_ttl_ms = *ttl;
+  std::vector<CardVerdict> verdicts;
+  Result<Acquired> acquired = AcquireGpus(world, *request, &verdicts);
+  if (!acquired.ok()) {
+    if (options.explain && !verdicts.empty() && !world.options().json) std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
+    return acquired.error();
+  }
+  std::optional<std::string> order;
+  if (const char* value = std::getenv("CUDA_DEVICE_ORDER")) order = value;
+  DeviceIds ids = PickIds(acquired->selection.chosen_gpu_indices, acquired->inventory.gpus, options.policy.uuid, order);
+  if (world.options().json) {
+    nlohmann::ordered_json out = AcquiredToJson(*acquired, verdicts);
+    out["ids"] = ids.value;
+    out["note"] = ids.note ? nlohmann::ordered_json(*ids.note) : nullptr;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  if (options.explain) std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
+  if (ids.note) world.Note(*ids.note);
+  world.Verbose(fmt::format("reserved {} for {}s (lease {})", DescribeChosen(*acquired), *ttl / 1000, acquired->lease.id));
+  std::printf("%s\n", ids.value.c_str());
+  return 0;
+}
+
+}  // namespace
+
+CommandSpec PickCommand() {
+  return {"pick", "choose GPUs, reserve them for the next job, and print their ids", [](CLI::App& app) {
+            auto options = std::make_shared<PickOptions>();
+            AddPolicyOptions(app, options->policy);
+            app.add_option("--ttl", options->ttl, "hold the reservation at most this long (default 60s)")
+                ->option_text("DURATION");
+            app.add_flag("--explain", options->explain, "say for every card why it was taken or passed over (stderr)");
+            app.footer("Example: CUDA_VISIBLE_DEVICES=$(gpupin pick) python train.py");
+            return [options, &app](World& world) { return Pick(world, *options, app.count("--wait") > 0); };
+          }};
+}
+
+}  // namespace gpupin
