@@ -131,6 +131,16 @@ CudaOrder OrderGpus(const std::vector<Gpu>& gpus, DeviceOrder order,
   std::stable_sort(result.positions.begin(), result.positions.end(), by_pci);
   if (order == DeviceOrder::kPciBusId) return result;
 
+  if (true_fastest_first) {
+    // Known truth wins; GPUs it leaves out follow in PCI order.
+    auto rank = [&](size_t position) {
+      const auto& known = *true_fastest_first;
+      return std::find(known.begin(), known.end(), gpus[position].index) - known.begin();
+    };
+    std::stable_sort(result.positions.begin(), result.positions.end(),
+                     [&](size_t a, size_t b) { return rank(a) < rank(b); });
+    return result;
+  }
   const bool mixed = std::any_of(gpus.begin(), gpus.end(),
                                  [&](const Gpu& gpu) { return !SameModel(gpu, gpus.front()); });
   if (!mixed) return result;  // identical models: FASTEST_FIRST keeps PCI order
@@ -144,17 +154,7 @@ CudaOrder OrderGpus(const std::vector<Gpu>& gpus, DeviceOrder order,
            std::make_tuple(gb.compute_capability.value_or(none), gb.cores.value_or(0));
   };
   std::stable_sort(result.positions.begin(), result.positions.end(), faster);
-  if (!true_fastest_first) {
-    result.guessed = true;
-    return result;
-  }
-  auto rank = [&](size_t position) {
-    const auto& known = *true_fastest_first;
-    const auto it = std::find(known.begin(), known.end(), gpus[position].index);
-    return static_cast<size_t>(it - known.begin());
-  };
-  std::stable_sort(result.positions.begin(), result.positions.end(),
-                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
+  result.guessed = true;
   return result;
 }
 

@@ -77,7 +77,7 @@ Resolution ResolveVisibleDevices(const std::vector<Gpu>& gpus, const VisibilityE
 
 // The same, with CUDA's true FASTEST_FIRST order known (NVML indices, fastest
 // first), e.g. from a simulated driver or a probe: nothing is guessed then.
-// Indices missing from the list keep their guessed place after the listed ones.
+// NVML indices missing from the list follow the listed ones in PCI order.
 Resolution ResolveVisibleDevicesWithOrder(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
                                           std::span<const uint32_t> fastest_first_nvml_indices);
 

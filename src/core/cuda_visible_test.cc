@@ -369,6 +369,15 @@ TEST(CudaVisibleTest, KnownFastestFirstOrderIsNoGuess) {
   EXPECT_FALSE(r.order_is_guess);
 }
 
+TEST(CudaVisibleTest, KnownOrderWinsEvenForIdenticalModelsAndFillsInMissingGpus) {
+  const std::vector<uint32_t> truth = {3, 1};
+  const Resolution r = ResolveVisibleDevicesWithOrder(FourA100(), {}, truth);
+  EXPECT_THAT(Indices(r), ElementsAre(3, 1, 0, 2));
+  VisibilityEnv pci = Cvd("0");
+  pci.cuda_device_order = "PCI_BUS_ID";
+  EXPECT_THAT(Indices(ResolveVisibleDevicesWithOrder(FourA100(), pci, truth)), ElementsAre(0));
+}
+
 TEST(CudaVisibleTest, ContainerNote) {
   VisibilityEnv env = Cvd("0");
   env.nvidia_visible_devices = "2";

@@ -152,6 +152,9 @@ using nvmlDeviceGetCpuAffinity_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int,
 using nvmlDeviceGetTopologyCommonAncestor_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using nvmlDeviceGetNvLinkState_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int*);
 using nvmlDeviceGetNvLinkRemotePciInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*);
+using nvmlInitWithFlags_fn = nvmlReturn_t (*)(unsigned int);
+using nvmlDeviceGetHandleByString_fn = nvmlReturn_t (*)(const char*, nvmlDevice_t*);  // by UUID, by PCI bus id
+using nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t*);
 // Process lists: the entry type depends on the symbol's version (v1: 16
 // bytes, _v2: 24, _v3: 24 or 32), so the buffer is untyped here.
 using nvmlDeviceGetProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
