@@ -270,10 +270,16 @@ TEST_F(SimNvmlTest, ProcessesThatStartBetweenTheTwoCallsAreRead) {
   scenario["grow_processes_on_fetch"] = 40;
   const Inventory inventory = Snapshot(scenario);
   ASSERT_EQ(inventory.gpus.size(), 4u);
-  const Gpu& gpu = inventory.gpus[1];
+  const Gpu& gpu = inventory.gpus[0];
   EXPECT_TRUE(gpu.processes_known);
-  // GPU 1 has no processes of its own; all came between the calls.
-  EXPECT_GE(gpu.processes.size(), 40u);
+  // After the size query said 3, 40 more appeared: more than the slack of
+  // the first read, so only a retry sees them all.
+  ASSERT_EQ(gpu.processes.size(), 43u);
+  // The compute list (1001, 1002 and the newcomers), then the graphics-only 1003.
+  EXPECT_EQ(gpu.processes[1].pid, 1002u);
+  EXPECT_EQ(gpu.processes[2].pid, 5000000u);
+  EXPECT_EQ(gpu.processes[41].pid, 5000039u);
+  EXPECT_EQ(gpu.processes[42].pid, 1003u);
 }
 
 TEST_F(SimNvmlTest, LostGpuIsReportedAndTheOthersStillShow) {
