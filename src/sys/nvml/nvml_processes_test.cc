@@ -105,15 +105,6 @@ TEST_F(ProcessListTest, V3StrideIsDetectedFromWhatTheDriverWrote) {
   }
 }
 
-TEST_F(ProcessListTest, OneWideEntryIsDetected) {
-  list_ = {.entries = {{4242, 123456}}, .stride = 32};
-  ASSERT_EQ(Read(3), NVML_SUCCESS);
-  ASSERT_EQ(processes_.size(), 1u);
-  EXPECT_EQ(processes_[0].pid, 4242u);
-  EXPECT_EQ(processes_[0].used_memory_bytes, 123456u);
-  EXPECT_EQ(processes_[0].gpu_instance_id, std::nullopt);
-}
-
 TEST_F(ProcessListTest, V1EntriesAreSixteenBytesWithoutInstances) {
   list_ = {.entries = {{11, 1000, 3, 4}, {12, 2000, 3, 4}}, .stride = 16};
   ASSERT_EQ(Read(1), NVML_SUCCESS);
