@@ -25,8 +25,8 @@ class ProcFs {
   explicit ProcFs(std::string root = "/proc");
 
   std::optional<ProcessStat> Stat(int pid) const;
-  std::optional<uint32_t> Uid(int pid) const;          // real uid from status
-  std::optional<std::string> Cmdline(int pid) const;   // args joined by spaces
+  std::optional<uint32_t> Uid(int pid) const;         // real uid from status
+  std::optional<std::string> Cmdline(int pid) const;  // args joined by spaces
   // Environment of a process; an Error that says why when unreadable
   // (another user's process without root: EACCES).
   Result<std::map<std::string, std::string>> Environ(int pid) const;
@@ -42,6 +42,11 @@ class ProcFs {
  private:
   std::string root_;
 };
+
+// The start time of a process that has not exited, for lease liveness: a
+// zombie (state Z or X) has exited and only waits for its parent to collect
+// its status, so it holds nothing. nullopt when there is no such process.
+std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid);
 
 // Name of a uid from the password database, or the number as text.
 std::string UserName(uint32_t uid);
