@@ -224,6 +224,12 @@ std::optional<uint64_t> ProcFs::UptimeTicks() const {
   return *seconds * ticks_per_second + *hundredths * ticks_per_second / 100;
 }
 
+std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid) {
+  std::optional<ProcessStat> stat = procfs.Stat(pid);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  return stat->start_time_ticks;
+}
+
 std::string UserName(uint32_t uid) {
   long suggested = sysconf(_SC_GETPW_R_SIZE_MAX);
   std::vector<char> buffer(suggested > 0 ? static_cast<size_t>(suggested) : 16384);

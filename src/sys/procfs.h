@@ -43,6 +43,11 @@ class ProcFs {
   std::string root_;
 };
 
+// The start time of a process that has not exited, for lease liveness: a
+// zombie (state Z or X) has exited and only waits for its parent to collect
+// its status, so it holds nothing. nullopt when there is no such process.
+std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid);
+
 // Name of a uid from the password database, or the number as text.
 std::string UserName(uint32_t uid);
 

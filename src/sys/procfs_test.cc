@@ -180,7 +180,12 @@ TEST(ProcFsReal, ChildEnvironmentAncestryAndExit) {
   std::optional<ProcessStat> stat = fs.Stat(child);
   ASSERT_TRUE(stat.has_value());
   EXPECT_EQ(stat->ppid, getpid());
+  EXPECT_EQ(LiveProcessStartTime(fs, child), stat->start_time_ticks);
   kill(child, SIGKILL);
+  // Killed but not yet collected: a zombie, which holds nothing.
+  for (int i = 0; i < 200 && fs.Stat(child)->state != 'Z'; ++i) usleep(5000);
+  EXPECT_EQ(fs.Stat(child)->state, 'Z');
+  EXPECT_FALSE(LiveProcessStartTime(fs, child).has_value());
   waitpid(child, nullptr, 0);
   EXPECT_FALSE(fs.Stat(child).has_value());
   EXPECT_FALSE(fs.Environ(child).ok());

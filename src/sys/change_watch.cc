@@ -1,0 +1,134 @@
+#include "sys/change_watch.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace gpupin {
+namespace {
+
+// Names of the events that mean a record appeared, changed or went away.
+// Writers create hidden temp files and rename them into place, so
+// IN_MOVED_TO is the "written" event; temp file names are filtered out.
+constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
+                                      IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
+
+// The raw syscall: glibc's wrapper is newer than some systems we run on.
+int PidfdOpen(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+// Reads all queued inotify events; true if any concerns a visible name.
+bool DrainInotify(int fd) {
+  bool relevant = false;
+  alignas(inotify_event) char buffer[16 * 1024];
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      bool hidden = event->len > 0 && event->name[0] == '.';
+      // An overflowed queue lost events: assume the worst.
+      if (!hidden || (event->mask & IN_Q_OVERFLOW) != 0) relevant = true;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  return relevant;
+}
+
+}  // namespace
+
+ChangeWatch ChangeWatch::ForDirectories(const std::vector<const StateDir*>& dirs) {
+  ChangeWatch watch;
+  watch.inotify_.Reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  for (const StateDir* dir : dirs) {
+    if (!watch.inotify_.valid()) break;
+    // Through our own descriptor, so the watched directory is the one we
+    // opened and checked, even if its path was replaced since.
+    std::string self = fmt::format("/proc/self/fd/{}", dir->fd());
+    if (inotify_add_watch(watch.inotify_.get(), self.c_str(), kDirectoryEvents | IN_ONLYDIR) < 0) {
+      watch.inotify_.Reset();
+    }
+  }
+  return watch;
+}
+
+void ChangeWatch::WatchProcesses(
+    const std::vector<ProcessIdentity>& processes,
+    const std::function<std::optional<uint64_t>(int pid)>& start_time) {
+  std::map<std::pair<int, uint64_t>, UniqueFd> kept;
+  unwatchable_processes_ = 0;
+  for (const ProcessIdentity& process : processes) {
+    std::pair<int, uint64_t> key{process.pid, process.start_time_ticks};
+    if (kept.contains(key)) continue;
+    if (auto it = pidfds_.find(key); it != pidfds_.end()) {
+      kept.emplace(key, std::move(it->second));
+      continue;
+    }
+    UniqueFd fd(PidfdOpen(process.pid));
+    if (!fd.valid()) {
+      if (errno == ESRCH) {
+        exited_already_ = true;
+      } else {
+        ++unwatchable_processes_;  // ENOSYS, EMFILE, EPERM...: poll for it
+      }
+      continue;
+    }
+    // Checked after opening: the pidfd now pins this very process, so a
+    // matching start time means we watch the one we were asked to.
+    if (start_time(process.pid) != process.start_time_ticks) {
+      exited_already_ = true;
+      continue;
+    }
+    kept.emplace(key, std::move(fd));
+  }
+  pidfds_ = std::move(kept);
+}
+
+WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
+                             std::chrono::milliseconds poll_interval, bool poll_anyway) {
+  if (exited_already_) {
+    exited_already_ = false;
+    return WakeReason::kProcessExited;
+  }
+  std::vector<pollfd> fds;
+  if (inotify_.valid()) fds.push_back({inotify_.get(), POLLIN, 0});
+  for (const auto& [key, fd] : pidfds_) fds.push_back({fd.get(), POLLIN, 0});
+
+  using Clock = std::chrono::steady_clock;
+  const bool polling = needs_poll() || poll_anyway;
+  const Clock::time_point poll_end = Clock::now() + poll_interval;
+  while (true) {
+    Clock::time_point now = Clock::now();
+    if (deadline && now >= *deadline) return WakeReason::kDeadline;
+    if (polling && now >= poll_end) return WakeReason::kPoll;
+    std::optional<Clock::time_point> until = deadline;
+    if (polling && (!until || poll_end < *until)) until = poll_end;
+    int timeout_ms = -1;
+    if (until) {
+      // Rounded up, so a wake-up is never early and never a busy loop.
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(*until - now).count();
+      timeout_ms = static_cast<int>(std::min<int64_t>(left, 1 << 30));
+    }
+    int ready = poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) return polling ? WakeReason::kPoll : WakeReason::kDeadline;
+    if (ready <= 0) continue;
+
+    bool process_exited = false;
+    for (const pollfd& fd : fds) {
+      if (fd.revents == 0 || fd.fd == inotify_.get()) continue;
+      process_exited = true;
+      // Reported once: the caller re-reads the state and watches anew.
+      std::erase_if(pidfds_, [&](const auto& entry) { return entry.second.get() == fd.fd; });
+    }
+    bool state_changed =
+        inotify_.valid() && !fds.empty() && fds[0].revents != 0 && DrainInotify(inotify_.get());
+    if (process_exited) return WakeReason::kProcessExited;
+    if (state_changed) return WakeReason::kStateChanged;
+  }
+}
+
+}  // namespace gpupin

@@ -1,0 +1,65 @@
+// Waking a waiter when something it waits for may have changed
+// (PRODUCT.md: "wake within milliseconds when a lease ends"): inotify on the
+// state directories, a pidfd for every watched process (lease holders,
+// foreign GPU processes), and a timeout for what cannot be watched. One
+// poll() over all of them.
+//
+// No wake-up is lost if the waiter creates the ChangeWatch before its first
+// read of the state, then loops: read state (transaction) ->
+// WatchProcesses(holders seen) -> Wait. Directory changes queue up in the
+// inotify descriptor between reads, and a process that exits before it is
+// watched is reported at once by the next Wait.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/lease.h"
+#include "sys/state_dir.h"
+#include "sys/unique_fd.h"
+
+namespace gpupin {
+
+enum class WakeReason {
+  kStateChanged,   // a lease or ticket file appeared, changed or went away
+  kProcessExited,  // a watched process ended (or had already ended)
+  kPoll,           // the poll interval passed while something was unwatchable
+  kDeadline,       // the caller's deadline passed
+};
+
+class ChangeWatch {
+ public:
+  // Watches the given directories. Never fails: without inotify (limits,
+  // old kernels) the watch polls instead, and says so in needs_poll().
+  static ChangeWatch ForDirectories(const std::vector<const StateDir*>& dirs);
+
+  // Replaces the set of watched processes. A process whose PID is taken by
+  // another process (start time differs) counts as exited. `start_time`
+  // checks identities; pass ProcFs-backed facts.
+  void WatchProcesses(const std::vector<ProcessIdentity>& processes,
+                      const std::function<std::optional<uint64_t>(int pid)>& start_time);
+
+  // Some change cannot be seen by an event (no inotify, no pidfd for a
+  // process: another PID namespace, an old kernel): Wait falls back to the
+  // poll interval.
+  bool needs_poll() const { return !inotify_.valid() || unwatchable_processes_ > 0; }
+
+  // Blocks until an event, the deadline, or (when needs_poll() or
+  // `poll_anyway`, e.g. GPU memory without an owner) the poll interval.
+  WakeReason Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
+                  std::chrono::milliseconds poll_interval, bool poll_anyway = false);
+
+ private:
+  UniqueFd inotify_;
+  std::map<std::pair<int, uint64_t>, UniqueFd> pidfds_;  // by (pid, start time)
+  int unwatchable_processes_ = 0;
+  bool exited_already_ = false;
+};
+
+}  // namespace gpupin

@@ -1,0 +1,109 @@
+// Leases and the wait queue in the shared state directory
+// (doc/state-dir.md). Every read and write happens inside one transaction
+// under the directory's exclusive lock, so choosing GPUs and recording the
+// lease are one atomic step across all users and commands.
+//
+// Nothing read is trusted: a file that is a symlink, not a regular file,
+// larger than kMaxRecordBytes, unparsable, or owned by another uid than the
+// one it claims is skipped with a diagnostic; liveness is evaluated on every
+// read, never stored.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/lease.h"
+#include "core/queue_ticket.h"
+#include "sys/state_dir.h"
+
+namespace gpupin {
+
+inline constexpr size_t kMaxRecordBytes = 64 * 1024;
+
+// Receives one line per skipped file ("skipped leases/x.json: is a symbolic
+// link (not followed)"), for the caller to print under -v.
+using DiagnosticSink = std::function<void(const std::string&)>;
+
+// Whether a process with this PID lives, and its start time (ProcFs::Stat).
+using StartTimeOf = std::function<std::optional<uint64_t>(int pid)>;
+
+// "<pid>-<start time>-<random>": unique across processes, PID reuse and
+// repeated calls by one process.
+std::string NewRecordId(const ProcessIdentity& holder);
+
+// The position of ticket `id` in a queue as LiveTickets returns it (0: the
+// head, the only one allowed to choose GPUs), or nullopt when absent.
+std::optional<size_t> QueuePosition(const std::vector<QueueTicket>& queue, const std::string& id);
+
+class LeaseTransaction;
+
+class LeaseStore {
+ public:
+  // Opens (creating) leases/ and queue/ under `root`.
+  static Result<LeaseStore> Open(StateDir root, DiagnosticSink diagnostics = {});
+
+  // Runs `body` holding the lock. Keep it to reading, deciding and writing:
+  // every gpupin process on the machine waits while it runs.
+  Status Transact(const std::function<Status(LeaseTransaction&)>& body,
+                  std::chrono::milliseconds lock_timeout = std::chrono::seconds(10)) const;
+
+  // For ChangeWatch: changes to these directories are what waiters wait for.
+  const StateDir& leases_dir() const { return leases_; }
+  const StateDir& queue_dir() const { return queue_; }
+
+ private:
+  LeaseStore(StateDir root, StateDir leases, StateDir queue, DiagnosticSink diagnostics)
+      : root_(std::move(root)),
+        leases_(std::move(leases)),
+        queue_(std::move(queue)),
+        diagnostics_(std::move(diagnostics)) {}
+
+  StateDir root_;
+  StateDir leases_;
+  StateDir queue_;
+  DiagnosticSink diagnostics_;
+};
+
+// Valid only inside LeaseStore::Transact's body.
+class LeaseTransaction {
+ public:
+  // Every valid lease file, live or not, for `gpupin leases` and `doctor`.
+  std::vector<Lease> ReadLeases();
+  // The leases that still hold (EvaluateLease). Dead ones are removed where
+  // this user may remove them (its own; anyone's as root or as the
+  // directory's owner) and ignored otherwise.
+  std::vector<Lease> LiveLeases(const LivenessFacts& facts);
+  // Records a new lease, owned by this user. Fails when the id is not a
+  // valid record id or a lease with it exists.
+  Status AddLease(const Lease& lease);
+  // Rewrites an existing lease of this user (e.g. to attach a container id).
+  Status UpdateLease(const Lease& lease);
+  // Removes a lease file; fails with a message when it is another user's.
+  Status RemoveLease(const std::string& id);
+
+  // Every valid ticket, earliest first.
+  std::vector<QueueTicket> ReadTickets();
+  // The tickets whose holders live, earliest first; dead ones are removed
+  // where allowed, as for leases.
+  std::vector<QueueTicket> LiveTickets(const StartTimeOf& start_time);
+  // Joins the end of the queue: assigns `ticket.seq` (after every ticket
+  // present) and, when empty, `ticket.id`; returns the ticket as recorded.
+  Result<QueueTicket> TakeTicket(QueueTicket ticket);
+  Status RemoveTicket(const std::string& id);
+
+ private:
+  friend class LeaseStore;
+  LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink)
+      : leases_(leases), queue_(queue), diagnostics_(sink) {}
+
+  const StateDir& leases_;
+  const StateDir& queue_;
+  const DiagnosticSink& diagnostics_;
+};
+
+}  // namespace gpupin

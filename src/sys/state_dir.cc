@@ -1,0 +1,260 @@
+#include "sys/state_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+namespace gpupin {
+namespace {
+
+constexpr mode_t kSharedDirMode = 01777;
+constexpr mode_t kFileMode = 0644;
+
+Error SystemError(const std::string& what) {
+  return MakeError(ExitCode::kError, fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+// Group- or world-writable without the sticky bit means anyone with write
+// access can rename or delete any file, so nothing in it can be trusted.
+std::optional<Error> UnsafeDirectory(const struct stat& st, const std::string& path) {
+  if (!S_ISDIR(st.st_mode)) {
+    return MakeError(ExitCode::kError, fmt::format("state directory {} is not a directory; remove "
+                                                   "it or choose another with --state-dir",
+                                                   path));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("state directory {} is writable by others without the sticky "
+                                 "bit (mode {:04o}), so anyone could replace its files; run "
+                                 "'chmod 1777 {}' or choose another with --state-dir",
+                                 path, st.st_mode & 07777, path));
+  }
+  return std::nullopt;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  return dir.ends_with('/') ? dir + name : dir + "/" + name;
+}
+
+Status WriteAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return SystemError("write");
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  size_t filled = 0;
+  while (filled < bytes) {
+    ssize_t n = getrandom(raw.data() + filled, bytes - filled, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  std::string hex;
+  for (char c : raw) hex += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  return hex;
+}
+
+std::string ChooseStateDirPath(const std::optional<std::string>& explicit_path,
+                               const StateDirDefaults& defaults) {
+  if (explicit_path && !explicit_path->empty()) return *explicit_path;
+  if (access(defaults.run_dir.c_str(), W_OK | X_OK) == 0) return defaults.run_dir;
+  return defaults.tmp_dir;
+}
+
+Result<StateDir> StateDir::Open(const std::string& path) {
+  // "link/" would make the kernel follow the symlink despite O_NOFOLLOW.
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.ends_with('/')) trimmed.pop_back();
+  return OpenAt(AT_FDCWD, trimmed, path);
+}
+
+Result<StateDir> StateDir::Subdir(const std::string& name) const {
+  return OpenAt(fd(), name, JoinPath(path_, name));
+}
+
+Result<StateDir> StateDir::OpenAt(int parent_fd, const std::string& name, std::string path) {
+  bool created = mkdirat(parent_fd, name.c_str(), kSharedDirMode) == 0;
+  if (!created && errno != EEXIST) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("cannot create state directory {}: {}; choose another with "
+                                 "--state-dir",
+                                 path, std::strerror(errno)));
+  }
+  UniqueFd fd(openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    // O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR, not ELOOP.
+    struct stat link {};
+    if (errno == ELOOP || (fstatat(parent_fd, name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+                           S_ISLNK(link.st_mode))) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("state directory {} is a symbolic link; refusing to follow it "
+                                   "(it could point anywhere); remove it or choose another with "
+                                   "--state-dir",
+                                   path));
+    }
+    if (errno == ENOTDIR) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("state directory {} is not a directory; remove it or choose "
+                                   "another with --state-dir",
+                                   path));
+    }
+    return SystemError(fmt::format("cannot open state directory {}", path));
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return SystemError(fmt::format("cannot stat {}", path));
+  // mkdir's mode went through the umask; give the directory the mode it must
+  // have before anyone else can see the narrower one matter.
+  if (created && st.st_uid == geteuid() && (st.st_mode & 07777) != kSharedDirMode) {
+    if (fchmod(fd.get(), kSharedDirMode) != 0) {
+      return SystemError(fmt::format("cannot chmod 1777 {}", path));
+    }
+    st.st_mode = (st.st_mode & ~mode_t{07777}) | kSharedDirMode;
+  }
+  if (std::optional<Error> unsafe = UnsafeDirectory(st, path)) return *unsafe;
+  return StateDir(std::move(path), std::move(fd), st.st_uid);
+}
+
+Result<FileRead> StateDir::ReadFile(const std::string& name, size_t max_bytes) const {
+  // O_NONBLOCK: opening a planted FIFO must not wait for a writer.
+  UniqueFd fd(
+      openat(this->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ELOOP) return MakeError(ExitCode::kError, "is a symbolic link (not followed)");
+    return SystemError("cannot open");
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return SystemError("cannot stat");
+  if (!S_ISREG(st.st_mode)) return MakeError(ExitCode::kError, "is not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("is {} bytes, more than the {} allowed", st.st_size, max_bytes));
+  }
+  // The size is checked again while reading: the file may grow meanwhile.
+  std::string text(max_bytes + 1, '\0');
+  size_t filled = 0;
+  while (filled < text.size()) {
+    ssize_t n = read(fd.get(), text.data() + filled, text.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return SystemError("cannot read");
+    if (n == 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  if (filled > max_bytes) {
+    return MakeError(ExitCode::kError, fmt::format("is more than the {} bytes allowed", max_bytes));
+  }
+  text.resize(filled);
+  return FileRead{std::move(text), st.st_uid};
+}
+
+Status StateDir::WriteFileAtomic(const std::string& name, std::string_view text) const {
+  std::string temp = fmt::format(".{}.{}.{}", name, getpid(), RandomHex(6));
+  UniqueFd fd(openat(this->fd(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     kFileMode));
+  if (!fd.valid()) return SystemError(fmt::format("cannot create a file in {}", path_));
+  Status written =
+      fchmod(fd.get(), kFileMode) == 0 ? WriteAll(fd.get(), text) : Status(SystemError("chmod"));
+  fd.Reset();
+  if (written.ok() && renameat(this->fd(), temp.c_str(), this->fd(), name.c_str()) != 0) {
+    written = errno == EPERM || errno == EACCES
+                  ? Status(MakeError(ExitCode::kError,
+                                     fmt::format("cannot replace {}: it belongs to another user",
+                                                 JoinPath(path_, name))))
+                  : Status(SystemError(fmt::format("cannot rename into {}", path_)));
+  }
+  if (!written.ok()) {
+    unlinkat(this->fd(), temp.c_str(), 0);
+    return written.error().WithContext(fmt::format("writing {}", JoinPath(path_, name)));
+  }
+  return Ok{};
+}
+
+Status StateDir::Remove(const std::string& name) const {
+  if (unlinkat(fd(), name.c_str(), 0) == 0 || errno == ENOENT) return Ok{};
+  if (errno == EPERM || errno == EACCES) {
+    return MakeError(ExitCode::kError, fmt::format("cannot remove {}: it belongs to another user",
+                                                   JoinPath(path_, name)));
+  }
+  return SystemError(fmt::format("cannot remove {}", JoinPath(path_, name)));
+}
+
+Result<std::vector<std::string>> StateDir::List() const {
+  int copy = openat(fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return SystemError(fmt::format("cannot list {}", path_));
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(fdopendir(copy), closedir);
+  if (!dir) {
+    close(copy);
+    return SystemError(fmt::format("cannot list {}", path_));
+  }
+  std::vector<std::string> names;
+  while (dirent* entry = readdir(dir.get())) {
+    if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
+  }
+  return names;
+}
+
+Result<FileLock> StateDir::Lock(const std::string& name, std::chrono::milliseconds timeout) const {
+  const std::string lock_path = JoinPath(path_, name);
+  int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  UniqueFd fd(openat(this->fd(), name.c_str(), O_RDWR | O_CREAT | flags, kFileMode));
+  // Another user's lock file: we may not write it (and protected_regular
+  // forbids O_CREAT on it), but a read-only descriptor can hold a flock.
+  if (!fd.valid() && (errno == EACCES || errno == EPERM)) {
+    fd.Reset(openat(this->fd(), name.c_str(), O_RDONLY | flags));
+  }
+  if (!fd.valid()) {
+    if (errno == ELOOP) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("lock file {} is a symbolic link; refusing to follow it; "
+                                   "remove it",
+                                   lock_path));
+    }
+    return SystemError(fmt::format("cannot open lock file {}", lock_path));
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return SystemError(fmt::format("cannot stat {}", lock_path));
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("lock file {} is not a regular file; remove it", lock_path));
+  }
+  // Others must be able to open it whatever our umask was.
+  if (st.st_uid == geteuid() && (st.st_mode & 07777) != kFileMode) fchmod(fd.get(), kFileMode);
+
+  // Polled rather than blocking so that a lock held by a stopped or hostile
+  // process ends in a message, not a hang; the short sleeps cost nothing
+  // next to the critical sections they wait for.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(50);
+  while (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return SystemError(fmt::format("cannot lock {}", lock_path));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("{} has been locked by another process for {} ms; a gpupin "
+                                   "process may be stopped (find it with: grep ':{} ' "
+                                   "/proc/locks)",
+                                   lock_path, timeout.count(), st.st_ino));
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(2000));
+  }
+  return FileLock(std::move(fd));
+}
+
+}  // namespace gpupin

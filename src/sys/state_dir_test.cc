@@ -1,0 +1,275 @@
+#include "sys/state_dir.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "testing/processes.h"
+#include "testing/temp_dir.h"
+
+namespace gpupin {
+namespace {
+
+using testing::kNobody;
+using testing::RunInChild;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void ExpectErrorContains(const Status& status, const std::string& text) {
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find(text), std::string::npos) << status.error().message;
+  EXPECT_EQ(status.error().message.find('\n'), std::string::npos);
+}
+
+template <class T>
+Status AsStatus(const Result<T>& result) {
+  if (result.ok()) return Ok{};
+  return result.error();
+}
+
+class UmaskGuard {
+ public:
+  explicit UmaskGuard(mode_t mask) : old_(umask(mask)) {}
+  ~UmaskGuard() { umask(old_); }
+
+ private:
+  mode_t old_;
+};
+
+TEST(StateDir, CreatesStickyWorldWritableDirectoriesWhateverTheUmask) {
+  TempDir tmp;
+  UmaskGuard guard(077);
+  Result<StateDir> dir = StateDir::Open(tmp / "state");
+  ASSERT_TRUE(dir.ok()) << dir.error().message;
+  EXPECT_EQ(ModeOf(tmp / "state") & 07777, 01777u);
+  Result<StateDir> sub = dir->Subdir("leases");
+  ASSERT_TRUE(sub.ok()) << sub.error().message;
+  EXPECT_EQ(ModeOf(tmp / "state/leases") & 07777, 01777u);
+  EXPECT_EQ(sub->path(), tmp / "state/leases");
+  // Opening again finds the same directory and changes nothing.
+  ASSERT_TRUE(StateDir::Open(tmp / "state").ok());
+}
+
+TEST(StateDir, RefusesASymlinkedStateDirectory) {
+  TempDir tmp;
+  ASSERT_EQ(mkdir((tmp / "real").c_str(), 01777), 0);
+  ASSERT_EQ(symlink((tmp / "real").c_str(), (tmp / "link").c_str()), 0);
+  ExpectErrorContains(AsStatus(StateDir::Open(tmp / "link")), "is a symbolic link");
+  ExpectErrorContains(AsStatus(StateDir::Open(tmp / "link/")), "is a symbolic link");
+  ASSERT_TRUE(StateDir::Open(tmp / "real").ok());
+  ASSERT_EQ(symlink((tmp / "real").c_str(), (tmp / "real/leases").c_str()), 0);
+  ExpectErrorContains(AsStatus(StateDir::Open(tmp / "real")->Subdir("leases")),
+                      "is a symbolic link");
+}
+
+TEST(StateDir, RefusesWritableByOthersWithoutStickyBit) {
+  TempDir tmp;
+  for (mode_t mode : {0777, 0770, 0772}) {
+    std::string path = tmp / ("d" + std::to_string(mode));
+    ASSERT_EQ(mkdir(path.c_str(), 0700), 0);
+    ASSERT_EQ(chmod(path.c_str(), mode), 0);
+    ExpectErrorContains(AsStatus(StateDir::Open(path)), "without the sticky bit");
+    EXPECT_EQ(ModeOf(path) & 07777, mode) << "left as it was";
+  }
+  std::string own = tmp / "private";
+  ASSERT_EQ(mkdir(own.c_str(), 0755), 0);
+  EXPECT_TRUE(StateDir::Open(own).ok());
+}
+
+TEST(StateDir, RefusesANonDirectory) {
+  TempDir tmp;
+  tmp.Write("file", "x");
+  ExpectErrorContains(AsStatus(StateDir::Open(tmp / "file")), "not a directory");
+  ExpectErrorContains(AsStatus(StateDir::Open(tmp / "missing/deeper")), "cannot create");
+}
+
+TEST(StateDir, AcceptsAStickyDirectoryCreatedByAnotherUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
+  TempDir tmp;
+  ASSERT_EQ(mkdir((tmp / "state").c_str(), 0700), 0);
+  ASSERT_EQ(chown((tmp / "state").c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(chmod((tmp / "state").c_str(), 01777), 0);
+  Result<StateDir> dir = StateDir::Open(tmp / "state");
+  ASSERT_TRUE(dir.ok()) << dir.error().message;
+  EXPECT_EQ(dir->owner_uid(), kNobody);
+}
+
+TEST(StateDir, ChoosesExplicitThenRunThenTmp) {
+  TempDir tmp;
+  StateDirDefaults defaults{tmp / "run", tmp / "tmp"};
+  EXPECT_EQ(ChooseStateDirPath(std::string("/x"), defaults), "/x");
+  EXPECT_EQ(ChooseStateDirPath(std::nullopt, defaults), tmp / "tmp");
+  ASSERT_EQ(mkdir((tmp / "run").c_str(), 0755), 0);
+  EXPECT_EQ(ChooseStateDirPath(std::string(""), defaults), tmp / "run");
+  if (geteuid() == 0) return;  // root may write anything
+  ASSERT_EQ(chmod((tmp / "run").c_str(), 0555), 0);
+  EXPECT_EQ(ChooseStateDirPath(std::nullopt, defaults), tmp / "tmp");
+}
+
+TEST(StateDir, WritesAtomicallyWithMode0644) {
+  TempDir tmp;
+  UmaskGuard guard(0);
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("a.json", "one").ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("a.json", "two").ok());
+  EXPECT_EQ(Slurp(tmp / "s/a.json"), "two");
+  EXPECT_EQ(ModeOf(tmp / "s/a.json") & 07777, 0644u);
+  // No temp file is left behind, hidden or not.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmp / "s"), {}), 1);
+  Result<std::vector<std::string>> names = dir->List();
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, std::vector<std::string>{"a.json"});
+}
+
+TEST(StateDir, ReplacesAPlantedSymlinkWithoutFollowingIt) {
+  TempDir tmp;
+  tmp.Write("victim", "precious");
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_EQ(symlink((tmp / "victim").c_str(), (tmp / "s/a.json").c_str()), 0);
+  ExpectErrorContains(AsStatus(dir->ReadFile("a.json", 100)), "symbolic link");
+  ASSERT_TRUE(dir->WriteFileAtomic("a.json", "mine").ok());
+  EXPECT_EQ(Slurp(tmp / "victim"), "precious");
+  EXPECT_TRUE(S_ISREG(ModeOf(tmp / "s/a.json")));
+  ASSERT_EQ(symlink((tmp / "victim").c_str(), (tmp / "s/b.json").c_str()), 0);
+  ASSERT_TRUE(dir->Remove("b.json").ok());
+  EXPECT_EQ(Slurp(tmp / "victim"), "precious");
+}
+
+TEST(StateDir, ReadsOnlySmallRegularFiles) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  tmp.Write("s/ok", "hello");
+  Result<FileRead> ok = dir->ReadFile("ok", 5);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->text, "hello");
+  EXPECT_EQ(ok->owner_uid, geteuid());
+  tmp.Write("s/big", std::string(10 << 20, 'x'));
+  ExpectErrorContains(AsStatus(dir->ReadFile("big", 64 << 10)), "more than");
+  ASSERT_EQ(mkfifo((tmp / "s/fifo").c_str(), 0644), 0);  // would block a plain open
+  ExpectErrorContains(AsStatus(dir->ReadFile("fifo", 100)), "not a regular file");
+  ASSERT_EQ(mkdir((tmp / "s/dir").c_str(), 0755), 0);
+  ExpectErrorContains(AsStatus(dir->ReadFile("dir", 100)), "not a regular file");
+  EXPECT_FALSE(dir->ReadFile("missing", 100).ok());
+}
+
+TEST(StateDir, RemoveOfAMissingFileSucceeds) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  EXPECT_TRUE(dir->Remove("nothing").ok());
+}
+
+TEST(StateDir, OthersFilesCannotBeRemovedOrReplacedInTheStickyDirectory) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("root.json", "root's").ok());
+  int code = RunInChild(
+      [&] {
+        Status removed = dir->Remove("root.json");
+        Status replaced = dir->WriteFileAtomic("root.json", "nobody's");
+        bool ok = !removed.ok() &&
+                  removed.error().message.find("belongs to another user") != std::string::npos &&
+                  !replaced.ok() &&
+                  replaced.error().message.find("belongs to another user") != std::string::npos &&
+                  dir->WriteFileAtomic("nobody.json", "x").ok();
+        return ok ? 0 : 1;
+      },
+      kNobody);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(Slurp(tmp / "s/root.json"), "root's");
+  struct stat st {};
+  ASSERT_EQ(stat((tmp / "s/nobody.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kNobody);
+  // No temp file of the failed replacement is left.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tmp / "s"), {}), 2);
+}
+
+TEST(StateDir, LockExcludesAndTimesOutWithAMessage) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  Result<FileLock> first = dir->Lock("lock", 1s);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto start = std::chrono::steady_clock::now();
+  Result<FileLock> second = dir->Lock("lock", 100ms);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+  ExpectErrorContains(AsStatus(second), "locked by another process");
+}
+
+TEST(StateDir, LockIsReleasedWhenTheHolderIsKilled) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t holder = fork();
+  if (holder == 0) {
+    Result<FileLock> lock = dir->Lock("lock", 1s);
+    (void)!write(ready[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  char byte;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  EXPECT_FALSE(dir->Lock("lock", 20ms).ok());
+  kill(holder, SIGKILL);
+  waitpid(holder, nullptr, 0);
+  EXPECT_TRUE(dir->Lock("lock", 1s).ok());
+  close(ready[0]);
+  close(ready[1]);
+}
+
+TEST(StateDir, LockRefusesASymlinkAndNonRegularFiles) {
+  TempDir tmp;
+  tmp.Write("victim", "precious");
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_EQ(symlink((tmp / "victim").c_str(), (tmp / "s/lock").c_str()), 0);
+  ExpectErrorContains(AsStatus(dir->Lock("lock", 100ms)), "symbolic link");
+  ASSERT_EQ(mkfifo((tmp / "s/fifo").c_str(), 0666), 0);
+  ExpectErrorContains(AsStatus(dir->Lock("fifo", 100ms)), "not a regular file");
+  EXPECT_EQ(Slurp(tmp / "victim"), "precious");
+}
+
+TEST(StateDir, AnotherUsersLockFileIsLockedReadOnly) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  { ASSERT_TRUE(dir->Lock("lock", 1s).ok()); }  // created by root, 0644
+  EXPECT_EQ(ModeOf(tmp / "s/lock") & 07777, 0644u);
+  int code = RunInChild(
+      [&] {
+        Result<FileLock> lock = dir->Lock("lock", 1s);
+        if (!lock.ok()) return 1;
+        // Held: a second description of the file cannot take it.
+        int other = openat(dir->fd(), "lock", O_RDONLY);
+        return flock(other, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK ? 0 : 2;
+      },
+      kNobody);
+  EXPECT_EQ(code, 0);
+}
+
+}  // namespace
+}  // namespace gpupin
