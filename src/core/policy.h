@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/gpu.h"
 #include "core/lease.h"
+#include "core/time_format.h"
 
 namespace gpupin {
 
@@ -61,6 +62,9 @@ struct PolicyInput {
   // allocation); nullopt: all.
   std::optional<std::vector<uint32_t>> allowed_gpu_indices;
   Request request;
+  // How "since 14:05" is written in reasons; empty: local time
+  // (FormatLocalHourMinute). Tests pass FormatUtcHourMinute.
+  ClockFormatter format_clock;
 };
 
 struct CardVerdict {
