@@ -1,0 +1,404 @@
+#include "core/doctor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string_view>
+
+#include "core/units.h"
+
+namespace gpupin {
+namespace {
+
+// Long lists would break "one line": show a few, count the rest.
+constexpr size_t kListedItems = 3;
+
+std::string JoinShort(const std::vector<std::string>& items) {
+  std::vector<std::string> shown(
+      items.begin(), items.begin() + static_cast<long>(std::min(items.size(), kListedItems)));
+  std::string out = fmt::format("{}", fmt::join(shown, "; "));
+  if (items.size() > kListedItems) out += fmt::format("; and {} more", items.size() - kListedItems);
+  return out;
+}
+
+std::string Quoted(const std::optional<std::string>& value) {
+  return value ? fmt::format("\"{}\"", *value) : "unset";
+}
+
+// nvmlSystemGetNVMLVersion is "<CUDA major>.<driver version>" (12.535.104.05).
+bool NvmlMatchesDriver(const std::string& nvml, const std::string& driver) {
+  return nvml == driver || nvml.ends_with("." + driver);
+}
+
+Finding CheckNvml(const DoctorFacts& facts) {
+  Finding f{"nvml", Verdict::kOk, "", ""};
+  if (facts.nvml_error) {
+    f.verdict = Verdict::kFail;
+    f.evidence = *facts.nvml_error;
+    // NVML_ERROR_LIB_RM_VERSION_MISMATCH: "Driver/library version mismatch".
+    std::string lower = *facts.nvml_error;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    f.fix = lower.find("mismatch") != std::string::npos
+                ? "the driver was upgraded but its kernel module was not reloaded: reboot, or "
+                  "reload the nvidia modules"
+                : "install or load the NVIDIA driver (nvidia-smi must work), or point --nvml / "
+                  "GPUPIN_NVML_LIBRARY at its libnvidia-ml.so.1";
+    return f;
+  }
+  const Inventory& inv = facts.inventory;
+  std::string cuda = inv.cuda_driver_version
+                         ? fmt::format(", CUDA {}.{}", *inv.cuda_driver_version / 1000,
+                                       *inv.cuda_driver_version % 1000 / 10)
+                         : "";
+  f.evidence = fmt::format("NVML {}, driver {}{}, {} GPU{}{}", inv.nvml_version.value_or("?"),
+                           inv.driver_version.value_or("?"), cuda, inv.gpus.size(),
+                           inv.gpus.size() == 1 ? "" : "s", inv.simulated ? " (simulated)" : "");
+  if (inv.gpus.empty()) {
+    f.verdict = Verdict::kFail;
+    f.fix =
+        "check nvidia-smi -L; in a container, start it with --gpus (docker) or the GPU resources "
+        "of its runtime";
+  } else if (inv.nvml_version && inv.driver_version &&
+             !NvmlMatchesDriver(*inv.nvml_version, *inv.driver_version)) {
+    f.verdict = Verdict::kWarn;
+    f.evidence = fmt::format("libnvidia-ml {} does not belong to driver {}", *inv.nvml_version,
+                             *inv.driver_version);
+    f.fix =
+        "load the driver's own library: check --nvml, GPUPIN_NVML_LIBRARY and LD_LIBRARY_PATH, "
+        "or reboot after a driver upgrade";
+  }
+  return f;
+}
+
+Finding CheckHealth(const DoctorFacts& facts) {
+  std::vector<std::string> lost;
+  for (const Gpu& gpu : facts.inventory.gpus) {
+    if (!gpu.healthy()) lost.push_back(fmt::format("GPU {}: {}", gpu.index, *gpu.health_error));
+  }
+  if (lost.empty()) {
+    return {"health", Verdict::kOk, fmt::format("all {} GPUs answer", facts.inventory.gpus.size()),
+            ""};
+  }
+  return {"health", Verdict::kWarn, "not answering: " + JoinShort(lost),
+          "gpupin leaves them out; look at nvidia-smi and dmesg (Xid errors): the card may need "
+          "a reset (nvidia-smi -r) or a reboot"};
+}
+
+Finding CheckPersistence(const DoctorFacts& facts) {
+  std::vector<uint32_t> off;
+  size_t reported = 0;
+  for (const Gpu& gpu : facts.inventory.gpus) {
+    if (!gpu.persistence_mode) continue;
+    ++reported;
+    if (!*gpu.persistence_mode) off.push_back(gpu.index);
+  }
+  if (!off.empty()) {
+    return {"persistence", Verdict::kWarn,
+            fmt::format("persistence mode is off on GPU {} (of {})", fmt::join(off, ", "),
+                        facts.inventory.gpus.size()),
+            "as root: nvidia-smi -pm 1, or run nvidia-persistenced; without it every first CUDA "
+            "start waits seconds for the driver to initialise the card"};
+  }
+  return {"persistence", Verdict::kOk,
+          reported == 0 ? "persistence mode is not reported by the driver"
+                        : fmt::format("persistence mode is on for {} GPU(s)", reported),
+          ""};
+}
+
+Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
+  const Resolution& r = facts.resolution;
+  Finding f{"cuda_visible_devices", Verdict::kOk, "", ""};
+  if (!facts.env.cuda_visible_devices) {
+    f.evidence = fmt::format("unset: CUDA sees all {} devices", r.visible.size());
+    return f;
+  }
+  std::string value = *facts.env.cuda_visible_devices;
+  std::vector<std::string> dropped;
+  for (const DroppedEntry& d : r.dropped) {
+    dropped.push_back(d.detail.empty() ? fmt::format("\"{}\"", d.token)
+                                       : fmt::format("\"{}\" ({})", d.token, d.detail));
+  }
+  if (r.visible.empty()) {
+    f.verdict = Verdict::kFail;
+    f.evidence = value.empty()
+                     ? "CUDA_VISIBLE_DEVICES is set but empty: CUDA sees no GPU"
+                     : fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" names no GPU CUDA can use{}", value,
+                                   dropped.empty() ? "" : ": " + JoinShort(dropped));
+    f.fix = "unset it, or list GPUs that exist (gpupin ls; UUIDs are the safest), each once";
+    return f;
+  }
+  std::vector<std::string> mapping;
+  for (const VisibleDevice& d : r.visible) {
+    mapping.push_back(fmt::format("cuda:{} = GPU {}", d.ordinal, d.gpu_index));
+  }
+  std::string uses = fmt::format("{}", fmt::join(mapping, ", "));
+  if (!r.dropped.empty()) {
+    f.verdict = Verdict::kWarn;
+    f.evidence = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is cut short: CUDA uses {}, and drops {}",
+                             value, uses, JoinShort(dropped));
+    f.fix = "remove the dropped entries: CUDA stops reading at the first invalid one";
+    return f;
+  }
+  f.evidence = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\": {}{}", value, uses,
+                           r.order_is_guess ? " (FASTEST_FIRST order guessed)" : "");
+  return f;
+}
+
+Finding CheckDeviceOrder(const DoctorFacts& facts) {
+  const std::optional<std::string>& order = facts.env.cuda_device_order;
+  if (order && *order != "PCI_BUS_ID" && *order != "FASTEST_FIRST") {
+    return {"device_order", Verdict::kWarn,
+            fmt::format("CUDA_DEVICE_ORDER=\"{}\" is neither PCI_BUS_ID nor FASTEST_FIRST", *order),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID"};
+  }
+  std::set<std::string> models;
+  for (const Gpu& gpu : facts.inventory.gpus) {
+    if (!gpu.name.empty()) models.insert(gpu.name);
+  }
+  if (models.size() < 2) {
+    return {"device_order", Verdict::kOk,
+            fmt::format("one GPU model{}: CUDA and nvidia-smi number the cards alike",
+                        models.empty() ? "" : " (" + *models.begin() + ")"),
+            ""};
+  }
+  std::string mixed = fmt::format("mixed GPU models ({})", fmt::join(models, ", "));
+  if (order == "PCI_BUS_ID") {
+    return {"device_order", Verdict::kOk,
+            mixed + " and CUDA_DEVICE_ORDER=PCI_BUS_ID: cuda:N follows nvidia-smi's order", ""};
+  }
+  return {"device_order", Verdict::kWarn,
+          fmt::format("{} and CUDA_DEVICE_ORDER is {}: CUDA numbers the fastest first, so cuda:0 "
+                      "may not be nvidia-smi's GPU 0",
+                      mixed, Quoted(order)),
+          "export CUDA_DEVICE_ORDER=PCI_BUS_ID (gpupin run sets it for its jobs)"};
+}
+
+std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> out;
+  while (true) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) return out;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+Finding CheckSlurm(const DoctorFacts& facts) {
+  const VisibilityEnv& env = facts.env;
+  const std::optional<std::string>& job_gpus =
+      env.slurm_step_gpus ? env.slurm_step_gpus : env.slurm_job_gpus;
+  if (!facts.slurm_job_id && !job_gpus) return {"slurm", Verdict::kOk, "not in a Slurm job", ""};
+  std::string job = fmt::format("Slurm job {}", facts.slurm_job_id.value_or("?"));
+  const char* variable = env.slurm_step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+  if (!job_gpus || !env.cuda_visible_devices) {
+    return {"slurm", Verdict::kOk,
+            fmt::format("{}: {}={}, CUDA_VISIBLE_DEVICES={}", job, variable, Quoted(job_gpus),
+                        Quoted(env.cuda_visible_devices)),
+            ""};
+  }
+  std::vector<std::string> global_ids = SplitList(*job_gpus);
+  bool copied = SplitList(*env.cuda_visible_devices) == global_ids;
+  // Global ids that happen to be 0..n-1 are also the local ones: copying them is harmless.
+  bool local_already = true;
+  for (size_t i = 0; i < global_ids.size(); ++i) {
+    local_already = local_already && global_ids[i] == std::to_string(i);
+  }
+  if (!copied || local_already) {
+    return {"slurm", Verdict::kOk,
+            fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\", {}=\"{}\"", job,
+                        *env.cuda_visible_devices, variable, *job_gpus),
+            ""};
+  }
+  return {"slurm", Verdict::kWarn,
+          fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is a copy of {}, which holds global GPU ids; "
+                      "inside the job's device cgroup the {} GPU(s) it sees are numbered from 0",
+                      *env.cuda_visible_devices, variable, facts.inventory.gpus.size()),
+          "do not copy it: Slurm sets CUDA_VISIBLE_DEVICES for each step; unset yours, or use "
+          "UUIDs"};
+}
+
+Finding CheckContainer(const DoctorFacts& facts) {
+  const ContainerFacts& c = facts.container;
+  if (!c.inside) return {"container", Verdict::kOk, "not in a container", ""};
+  if (!c.host_pids_visible) {
+    return {"container", Verdict::kOk,
+            "in a container; no GPU process to tell whether it shares the host PID namespace", ""};
+  }
+  if (*c.host_pids_visible) {
+    return {"container", Verdict::kOk, "in a container that shares the host PID namespace", ""};
+  }
+  return {"container", Verdict::kWarn,
+          "in a container without the host PID namespace: NVML reports host PIDs, which mean "
+          "nothing here, so GPU processes cannot be named",
+          "start the container with --pid=host to see them, or run gpupin ps on the host"};
+}
+
+std::optional<std::string> BusyBecause(const Gpu& gpu, const BusyThreshold& t) {
+  std::optional<uint64_t> limit = t.max_used.bytes;
+  if (t.max_used.percent && gpu.memory_total_bytes) {
+    auto by_percent = static_cast<uint64_t>(static_cast<double>(*gpu.memory_total_bytes) *
+                                            *t.max_used.percent / 100);
+    limit = limit ? std::min(*limit, by_percent) : by_percent;
+  }
+  bool memory_busy = limit && gpu.memory_used_bytes && *gpu.memory_used_bytes > *limit;
+  bool util_busy = t.max_util_percent && gpu.utilization_gpu_percent &&
+                   *gpu.utilization_gpu_percent > *t.max_util_percent;
+  if (!memory_busy && !util_busy) return std::nullopt;
+  std::string used = gpu.memory_used_bytes ? FormatBytes(*gpu.memory_used_bytes) : "?";
+  std::string util =
+      gpu.utilization_gpu_percent ? fmt::format("{} %", *gpu.utilization_gpu_percent) : "? %";
+  return fmt::format("GPU {} ({} used, {})", gpu.index, used, util);
+}
+
+Finding CheckBusy(const DoctorFacts& facts) {
+  const BusyThreshold& t = facts.busy;
+  std::vector<std::string> limits;
+  if (t.max_used.bytes) limits.push_back(FormatBytes(*t.max_used.bytes) + " used");
+  if (t.max_used.percent) limits.push_back(fmt::format("{} % of memory used", *t.max_used.percent));
+  if (t.max_util_percent) limits.push_back(fmt::format("{} % utilization", *t.max_util_percent));
+  std::string threshold = fmt::format("more than {}", fmt::join(limits, " or "));
+
+  std::vector<std::string> busy;
+  size_t healthy = 0;
+  for (const Gpu& gpu : facts.inventory.gpus) {
+    if (!gpu.healthy()) continue;
+    ++healthy;
+    if (auto why = BusyBecause(gpu, t)) busy.push_back(*why);
+  }
+  if (busy.empty()) {
+    return {"busy", Verdict::kOk, fmt::format("no GPU is busy (busy: {})", threshold), ""};
+  }
+  std::string evidence =
+      fmt::format("{} of {} GPUs busy ({}): {}", busy.size(), healthy, threshold, JoinShort(busy));
+  if (busy.size() < healthy) return {"busy", Verdict::kOk, evidence, ""};
+  return {"busy", Verdict::kWarn, evidence,
+          "gpupin run --wait queues until a card is free; --mem SIZE shares a card that has room"};
+}
+
+Finding CheckLeftovers(const DoctorFacts& facts) {
+  if (facts.leftovers.empty()) return {"leftovers", Verdict::kOk, "no leftover processes", ""};
+  std::vector<std::string> items;
+  std::vector<uint32_t> own;
+  std::set<std::string> others;
+  uint64_t total = 0;
+  for (const LeftoverProcess& p : facts.leftovers) {
+    total += p.used_memory_bytes.value_or(0);
+    std::string memory = p.used_memory_bytes ? FormatBytes(*p.used_memory_bytes) : "memory";
+    items.push_back(fmt::format("pid {} ({}, {}) holds {} on GPU {}, {}", p.pid, p.user, p.command,
+                                memory, p.gpu_index, p.reason));
+    if (p.callers_own) {
+      own.push_back(p.pid);
+    } else {
+      others.insert(p.user);
+    }
+  }
+  std::vector<std::string> fixes;
+  if (!own.empty()) fixes.push_back(fmt::format("end yours: kill {}", fmt::join(own, " ")));
+  if (!others.empty())
+    fixes.push_back(fmt::format("ask {} to end theirs", fmt::join(others, ", ")));
+  return {"leftovers", Verdict::kWarn,
+          fmt::format("{} leftover process(es) hold {}: {}", facts.leftovers.size(),
+                      FormatBytes(total), JoinShort(items)),
+          fmt::format("{} (gpupin ps --leftovers lists them)", fmt::join(fixes, "; "))};
+}
+
+Finding CheckLeases(const DoctorFacts& facts) {
+  if (facts.expired_leases == 0) return {"leases", Verdict::kOk, "no expired leases", ""};
+  return {
+      "leases", Verdict::kOk,
+      fmt::format("{} expired lease(s): their holders are gone, so they are ignored and removed "
+                  "on the next change",
+                  facts.expired_leases),
+      ""};
+}
+
+Finding CheckStateDir(const DoctorFacts& facts) {
+  if (!facts.state_dir_problem) {
+    return {"state_dir", Verdict::kOk, fmt::format("{} is safe to share", facts.state_dir), ""};
+  }
+  return {"state_dir", Verdict::kFail,
+          fmt::format("{}: {}", facts.state_dir, *facts.state_dir_problem),
+          "remove or repair it (a real directory, not a symlink, mode 1777), or use another with "
+          "--state-dir or GPUPIN_STATE_DIR"};
+}
+
+void AddPythonFindings(const DoctorFacts& facts, std::vector<Finding>& out) {
+  if (facts.python_files_checked == 0 && facts.python_findings.empty()) return;
+  if (facts.python_findings.empty()) {
+    out.push_back(
+        {"python", Verdict::kOk,
+         fmt::format("{} Python file(s) checked: no problems found", facts.python_files_checked),
+         ""});
+    return;
+  }
+  for (const PythonFinding& p : facts.python_findings) {
+    // Setting the variable too late silently runs on the wrong cards; DataParallel is a choice.
+    Verdict verdict =
+        p.kind == PythonFindingKind::kVisibilitySetAfterImport ? Verdict::kFail : Verdict::kWarn;
+    out.push_back({"python", verdict, fmt::format("{}:{}: {}", p.path, p.line, p.message), p.fix});
+  }
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kWarn:
+      return "warn";
+    case Verdict::kFail:
+      return "fail";
+  }
+  return "?";
+}
+
+std::vector<Finding> RunDoctorChecks(const DoctorFacts& facts) {
+  std::vector<Finding> out;
+  out.push_back(CheckNvml(facts));
+  if (!facts.nvml_error) {
+    for (auto check : {CheckHealth, CheckPersistence, CheckCudaVisibleDevices, CheckDeviceOrder}) {
+      out.push_back(check(facts));
+    }
+  }
+  out.push_back(CheckSlurm(facts));
+  out.push_back(CheckContainer(facts));
+  if (!facts.nvml_error) {
+    out.push_back(CheckBusy(facts));
+    out.push_back(CheckLeftovers(facts));
+  }
+  out.push_back(CheckLeases(facts));
+  out.push_back(CheckStateDir(facts));
+  AddPythonFindings(facts, out);
+  return out;
+}
+
+ExitCode DoctorExitCode(const std::vector<Finding>& findings) {
+  bool failed = std::any_of(findings.begin(), findings.end(),
+                            [](const Finding& f) { return f.verdict == Verdict::kFail; });
+  return failed ? ExitCode::kError : ExitCode::kOk;
+}
+
+std::optional<bool> HostPidsVisible(const Inventory& inventory,
+                                    const std::function<bool(uint32_t pid)>& pid_exists) {
+  std::optional<bool> all_visible;
+  auto visit = [&](const std::vector<GpuProcess>& processes) {
+    for (const GpuProcess& p : processes) {
+      all_visible = all_visible.value_or(true) && pid_exists(p.pid);
+    }
+  };
+  for (const Gpu& gpu : inventory.gpus) {
+    visit(gpu.processes);
+    for (const MigDevice& mig : gpu.mig_devices) visit(mig.processes);
+  }
+  return all_visible;
+}
+
+}  // namespace gpupin

@@ -1,0 +1,87 @@
+// The checks of `gpupin doctor` (PRODUCT.md): each problem of the machine and
+// the caller's environment, with a verdict, one line of evidence and one line
+// of fix. Pure: cli/doctor gathers the facts (NVML, /proc, the state
+// directory, the Python files) and renders the findings.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cuda_visible.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/policy.h"
+#include "core/python_check.h"
+
+namespace gpupin {
+
+enum class Verdict { kOk, kWarn, kFail };
+
+// "ok", "warn", "fail": the words of the table and of the JSON.
+const char* VerdictName(Verdict verdict);
+
+struct Finding {
+  std::string check;  // stable id: "nvml", "persistence", ..., "python"
+  Verdict verdict = Verdict::kOk;
+  std::string evidence;  // one line: what was seen
+  std::string fix;       // one line: what to do; empty when there is nothing to do
+};
+
+// A process that holds GPU memory although the job it belonged to is gone
+// (its gpupin lease holder died, or its parent is init or a zombie).
+struct LeftoverProcess {
+  uint32_t gpu_index = 0;
+  uint32_t pid = 0;
+  std::string user;
+  std::string command;
+  std::optional<uint64_t> used_memory_bytes;
+  std::string reason;        // "its gpupin job is gone", "orphaned", "parent is a zombie"
+  bool callers_own = false;  // the caller may end it
+};
+
+struct ContainerFacts {
+  bool inside = false;
+  // Whether the PIDs NVML reports (host PIDs) exist in our /proc; nullopt
+  // when no GPU process was there to tell. See HostPidsVisible.
+  std::optional<bool> host_pids_visible;
+};
+
+// When a card counts as busy: the exclusive defaults of the policy.
+struct BusyThreshold {
+  UsageLimit max_used{1ULL << 30, std::nullopt};
+  std::optional<double> max_util_percent = 10;
+};
+
+struct DoctorFacts {
+  // Why NVML could not be loaded or initialised; the checks that need GPUs
+  // are then left out, since this one failure explains them all.
+  std::optional<std::string> nvml_error;
+  Inventory inventory;
+  VisibilityEnv env;                        // the caller's
+  Resolution resolution;                    // ResolveVisibleDevices(inventory.gpus, env)
+  std::optional<std::string> slurm_job_id;  // SLURM_JOB_ID, when in a Slurm job
+  ContainerFacts container;
+  BusyThreshold busy;
+  std::vector<LeftoverProcess> leftovers;
+  int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
+  std::string state_dir;
+  std::optional<std::string> state_dir_problem;  // nullopt: safe
+  int python_files_checked = 0;
+  std::vector<PythonFinding> python_findings;  // from CheckPythonFiles
+};
+
+// Every check, in a fixed order; Python findings last, one entry each.
+std::vector<Finding> RunDoctorChecks(const DoctorFacts& facts);
+
+// kOk when no finding failed, else kError (exit 1).
+ExitCode DoctorExitCode(const std::vector<Finding>& findings);
+
+// Whether NVML's process ids exist here: all of them must (a few small host
+// PIDs may exist by chance in a container). Nullopt when NVML lists none.
+std::optional<bool> HostPidsVisible(const Inventory& inventory,
+                                    const std::function<bool(uint32_t pid)>& pid_exists);
+
+}  // namespace gpupin

@@ -1,0 +1,384 @@
+#include "core/doctor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpupin {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr uint64_t kGiB = 1ULL << 30;
+
+Gpu MakeGpu(uint32_t index, const std::string& name) {
+  Gpu gpu;
+  gpu.index = index;
+  gpu.uuid = "GPU-" + std::to_string(index) + "aaaaaaa-0000-0000-0000-000000000000";
+  gpu.name = name;
+  gpu.memory_total_bytes = 80 * kGiB;
+  gpu.memory_used_bytes = kGiB / 2;
+  gpu.utilization_gpu_percent = 0;
+  gpu.persistence_mode = true;
+  return gpu;
+}
+
+// A healthy machine: two identical idle cards, nothing set, nothing wrong.
+DoctorFacts HealthyFacts() {
+  DoctorFacts facts;
+  facts.inventory.driver_version = "535.104.05";
+  facts.inventory.nvml_version = "12.535.104.05";
+  facts.inventory.cuda_driver_version = 12020;
+  facts.inventory.gpus = {MakeGpu(0, "NVIDIA A100-SXM4-80GB"), MakeGpu(1, "NVIDIA A100-SXM4-80GB")};
+  for (const Gpu& gpu : facts.inventory.gpus) {
+    facts.resolution.visible.push_back(
+        {static_cast<int>(gpu.index), gpu.index, std::nullopt, gpu.uuid, ""});
+  }
+  facts.state_dir = "/run/gpupin";
+  return facts;
+}
+
+// The one finding of `check`; fails the test when there is not exactly one.
+Finding Only(const DoctorFacts& facts, const std::string& check) {
+  std::vector<Finding> matching;
+  for (const Finding& f : RunDoctorChecks(facts)) {
+    if (f.check == check) matching.push_back(f);
+  }
+  EXPECT_EQ(matching.size(), 1u) << check;
+  return matching.empty() ? Finding{} : matching[0];
+}
+
+void ExpectOk(const Finding& f) {
+  EXPECT_EQ(f.verdict, Verdict::kOk) << f.check << ": " << f.evidence;
+  EXPECT_THAT(f.fix, IsEmpty()) << f.check;
+}
+
+TEST(DoctorTest, HealthyMachinePassesEveryCheck) {
+  auto findings = RunDoctorChecks(HealthyFacts());
+  std::vector<std::string> checks;
+  for (const Finding& f : findings) {
+    checks.push_back(f.check);
+    ExpectOk(f);
+    EXPECT_FALSE(f.evidence.empty()) << f.check;
+  }
+  EXPECT_EQ(checks, (std::vector<std::string>{
+                        "nvml", "health", "persistence", "cuda_visible_devices", "device_order",
+                        "slurm", "container", "busy", "leftovers", "leases", "state_dir"}));
+  EXPECT_EQ(DoctorExitCode(findings), ExitCode::kOk);
+}
+
+TEST(DoctorTest, VerdictNames) {
+  EXPECT_STREQ(VerdictName(Verdict::kOk), "ok");
+  EXPECT_STREQ(VerdictName(Verdict::kWarn), "warn");
+  EXPECT_STREQ(VerdictName(Verdict::kFail), "fail");
+}
+
+TEST(DoctorNvmlTest, OkNamesTheVersions) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.simulated = true;
+  Finding f = Only(facts, "nvml");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence, "NVML 12.535.104.05, driver 535.104.05, CUDA 12.2, 2 GPUs (simulated)");
+}
+
+TEST(DoctorNvmlTest, FailsWhenNvmlIsMissingAndSkipsTheGpuChecks) {
+  DoctorFacts facts = HealthyFacts();
+  facts.nvml_error = "NVIDIA driver not loaded (NVML: Driver Not Loaded)";
+  auto findings = RunDoctorChecks(facts);
+  Finding f = Only(facts, "nvml");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_EQ(f.evidence, *facts.nvml_error);
+  EXPECT_THAT(f.fix, HasSubstr("GPUPIN_NVML_LIBRARY"));
+  for (const Finding& other : findings) {
+    EXPECT_NE(other.check, "busy");
+    EXPECT_NE(other.check, "persistence");
+    EXPECT_NE(other.check, "cuda_visible_devices");
+  }
+  EXPECT_EQ(DoctorExitCode(findings), ExitCode::kError);
+}
+
+TEST(DoctorNvmlTest, VersionMismatchErrorSaysToReload) {
+  DoctorFacts facts = HealthyFacts();
+  facts.nvml_error = "NVML: Driver/library version mismatch";
+  EXPECT_THAT(Only(facts, "nvml").fix, HasSubstr("reboot"));
+}
+
+TEST(DoctorNvmlTest, WarnsWhenTheLibraryIsNotTheDriversOwn) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.nvml_version = "12.550.54.15";
+  Finding f = Only(facts, "nvml");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence, "libnvidia-ml 12.550.54.15 does not belong to driver 535.104.05");
+}
+
+TEST(DoctorNvmlTest, FailsWhenNoGpuIsSeen) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus.clear();
+  EXPECT_EQ(Only(facts, "nvml").verdict, Verdict::kFail);
+}
+
+TEST(DoctorHealthTest, WarnsAboutACardThatDoesNotAnswer) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[1].health_error = "GPU is lost";
+  Finding f = Only(facts, "health");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("GPU 1: GPU is lost"));
+}
+
+TEST(DoctorPersistenceTest, WarnsWhenOff) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[1].persistence_mode = false;
+  Finding f = Only(facts, "persistence");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence, "persistence mode is off on GPU 1 (of 2)");
+  EXPECT_THAT(f.fix, HasSubstr("nvidia-smi -pm 1"));
+}
+
+TEST(DoctorPersistenceTest, OkWhenNotReported) {
+  DoctorFacts facts = HealthyFacts();
+  for (Gpu& gpu : facts.inventory.gpus) gpu.persistence_mode.reset();
+  Finding f = Only(facts, "persistence");
+  ExpectOk(f);
+  EXPECT_THAT(f.evidence, HasSubstr("not reported"));
+}
+
+TEST(DoctorCudaVisibleDevicesTest, OkShowsTheMapping) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.cuda_visible_devices = "1";
+  facts.resolution.visible = {{0, 1, std::nullopt, facts.inventory.gpus[1].uuid, "1"}};
+  Finding f = Only(facts, "cuda_visible_devices");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence, "CUDA_VISIBLE_DEVICES=\"1\": cuda:0 = GPU 1");
+}
+
+TEST(DoctorCudaVisibleDevicesTest, WarnsWhenTruncated) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.cuda_visible_devices = "0,7,1";
+  facts.resolution.visible.resize(1);
+  facts.resolution.dropped = {{1, "7", DropReason::kNoSuchIndex, "index 7 but only 2 GPUs"},
+                              {2, "1", DropReason::kAfterInvalid, "after an invalid entry"}};
+  Finding f = Only(facts, "cuda_visible_devices");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence,
+            "CUDA_VISIBLE_DEVICES=\"0,7,1\" is cut short: CUDA uses cuda:0 = GPU 0, and drops "
+            "\"7\" (index 7 but only 2 GPUs); \"1\" (after an invalid entry)");
+}
+
+TEST(DoctorCudaVisibleDevicesTest, FailsWhenItNamesNoGpu) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.cuda_visible_devices = "GPU-ffff";
+  facts.resolution.visible.clear();
+  facts.resolution.dropped = {{0, "GPU-ffff", DropReason::kNoSuchUuid, "no GPU has this UUID"}};
+  Finding f = Only(facts, "cuda_visible_devices");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("\"GPU-ffff\" (no GPU has this UUID)"));
+
+  facts.env.cuda_visible_devices = "";
+  facts.resolution.dropped.clear();
+  f = Only(facts, "cuda_visible_devices");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("set but empty"));
+}
+
+TEST(DoctorDeviceOrderTest, WarnsOnMixedModelsWithoutPciBusId) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[1].name = "Tesla T4";
+  Finding f = Only(facts, "device_order");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("mixed GPU models (NVIDIA A100-SXM4-80GB, Tesla T4)"));
+  EXPECT_THAT(f.fix, HasSubstr("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+
+  facts.env.cuda_device_order = "FASTEST_FIRST";
+  EXPECT_EQ(Only(facts, "device_order").verdict, Verdict::kWarn);
+  facts.env.cuda_device_order = "PCI_BUS_ID";
+  ExpectOk(Only(facts, "device_order"));
+}
+
+TEST(DoctorDeviceOrderTest, WarnsOnAValueCudaDoesNotKnow) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.cuda_device_order = "pci_bus_id";
+  Finding f = Only(facts, "device_order");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("\"pci_bus_id\" is neither"));
+}
+
+TEST(DoctorSlurmTest, WarnsWhenCudaVisibleDevicesCopiesGlobalIds) {
+  DoctorFacts facts = HealthyFacts();
+  facts.slurm_job_id = "4711";
+  facts.env.slurm_job_gpus = "2,3";
+  facts.env.cuda_visible_devices = "2, 3";
+  Finding f = Only(facts, "slurm");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("copy of SLURM_JOB_GPUS"));
+  EXPECT_THAT(f.fix, HasSubstr("unset yours"));
+}
+
+TEST(DoctorSlurmTest, OkWhenSlurmSetLocalIdsOrGlobalIdsAreLocal) {
+  DoctorFacts facts = HealthyFacts();
+  ExpectOk(Only(facts, "slurm"));
+  EXPECT_EQ(Only(facts, "slurm").evidence, "not in a Slurm job");
+
+  facts.slurm_job_id = "4711";
+  facts.env.slurm_job_gpus = "2,3";
+  facts.env.cuda_visible_devices = "0,1";
+  ExpectOk(Only(facts, "slurm"));
+
+  facts.env.slurm_job_gpus = "0,1";  // a copy, but global and local agree
+  ExpectOk(Only(facts, "slurm"));
+
+  facts.env.cuda_visible_devices.reset();
+  ExpectOk(Only(facts, "slurm"));
+}
+
+TEST(DoctorSlurmTest, StepGpusWinOverJobGpus) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.slurm_job_gpus = "2,3";
+  facts.env.slurm_step_gpus = "3";
+  facts.env.cuda_visible_devices = "3";
+  Finding f = Only(facts, "slurm");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("SLURM_STEP_GPUS"));
+}
+
+TEST(DoctorContainerTest, WarnsWithoutTheHostPidNamespace) {
+  DoctorFacts facts = HealthyFacts();
+  facts.container.inside = true;
+  facts.container.host_pids_visible = false;
+  Finding f = Only(facts, "container");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.fix, HasSubstr("--pid=host"));
+
+  facts.container.host_pids_visible = true;
+  ExpectOk(Only(facts, "container"));
+  facts.container.host_pids_visible.reset();
+  ExpectOk(Only(facts, "container"));
+  EXPECT_THAT(Only(facts, "container").evidence, HasSubstr("no GPU process to tell"));
+}
+
+TEST(DoctorBusyTest, SomeBusyIsOkWithNumbers) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[0].memory_used_bytes = 70 * kGiB;
+  facts.inventory.gpus[0].utilization_gpu_percent = 95;
+  Finding f = Only(facts, "busy");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence,
+            "1 of 2 GPUs busy (more than 1G used or 10 % utilization): GPU 0 (70G used, 95 %)");
+}
+
+TEST(DoctorBusyTest, AllBusyWarns) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[0].utilization_gpu_percent = 50;
+  facts.inventory.gpus[1].memory_used_bytes = 2 * kGiB;
+  Finding f = Only(facts, "busy");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("2 of 2 GPUs busy"));
+  EXPECT_THAT(f.fix, HasSubstr("--wait"));
+}
+
+TEST(DoctorBusyTest, PercentThresholdUsesEachCardsTotal) {
+  DoctorFacts facts = HealthyFacts();
+  facts.busy = {{std::nullopt, 80.0}, std::nullopt};
+  facts.inventory.gpus[0].memory_used_bytes = 70 * kGiB;  // 87.5 % of 80G
+  facts.inventory.gpus[0].utilization_gpu_percent = 100;
+  facts.inventory.gpus[1].memory_used_bytes = 60 * kGiB;  // 75 %
+  facts.inventory.gpus[1].utilization_gpu_percent = 100;
+  Finding f = Only(facts, "busy");
+  ExpectOk(f);
+  EXPECT_THAT(f.evidence, HasSubstr("1 of 2 GPUs busy (more than 80 % of memory used)"));
+}
+
+TEST(DoctorLeftoversTest, WarnsAndSaysWhomToAsk) {
+  DoctorFacts facts = HealthyFacts();
+  facts.leftovers = {
+      {1, 4121, "alice", "python train.py", 3 * kGiB, "its gpupin job is gone", true},
+      {0, 5000, "bob", "python eval.py", std::nullopt, "orphaned", false},
+  };
+  Finding f = Only(facts, "leftovers");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(
+      f.evidence,
+      "2 leftover process(es) hold 3G: pid 4121 (alice, python train.py) holds 3G on GPU "
+      "1, its gpupin job is gone; pid 5000 (bob, python eval.py) holds memory on GPU 0, orphaned");
+  EXPECT_EQ(f.fix,
+            "end yours: kill 4121; ask bob to end theirs (gpupin ps --leftovers lists them)");
+}
+
+TEST(DoctorLeftoversTest, LongListsStayOneLine) {
+  DoctorFacts facts = HealthyFacts();
+  for (uint32_t pid = 100; pid < 106; ++pid) {
+    facts.leftovers.push_back({0, pid, "carol", "python x.py", kGiB, "orphaned", false});
+  }
+  Finding f = Only(facts, "leftovers");
+  EXPECT_THAT(f.evidence, HasSubstr("; and 3 more"));
+  EXPECT_EQ(f.evidence.find('\n'), std::string::npos);
+  EXPECT_EQ(f.fix, "ask carol to end theirs (gpupin ps --leftovers lists them)");
+}
+
+TEST(DoctorLeasesTest, ExpiredLeasesAreOnlyInformation) {
+  DoctorFacts facts = HealthyFacts();
+  facts.expired_leases = 3;
+  Finding f = Only(facts, "leases");
+  ExpectOk(f);
+  EXPECT_THAT(f.evidence, HasSubstr("3 expired lease(s)"));
+}
+
+TEST(DoctorStateDirTest, UnsafeStateDirFails) {
+  DoctorFacts facts = HealthyFacts();
+  facts.state_dir = "/tmp/gpupin";
+  facts.state_dir_problem = "is a symlink to /home/mallory/x";
+  Finding f = Only(facts, "state_dir");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_EQ(f.evidence, "/tmp/gpupin: is a symlink to /home/mallory/x");
+  EXPECT_THAT(f.fix, HasSubstr("--state-dir"));
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
+}
+
+TEST(DoctorPythonTest, OneEntryPerFindingWithItsVerdict) {
+  DoctorFacts facts = HealthyFacts();
+  facts.python_files_checked = 1;
+  facts.python_findings = {
+      {"train.py", 3, PythonFindingKind::kVisibilitySetAfterImport, "set after torch",
+       "set before"},
+      {"train.py", 9, PythonFindingKind::kDataParallelWithoutDeviceIds, "every GPU", "device_ids"},
+  };
+  std::vector<Finding> python;
+  for (const Finding& f : RunDoctorChecks(facts)) {
+    if (f.check == "python") python.push_back(f);
+  }
+  ASSERT_EQ(python.size(), 2u);
+  EXPECT_EQ(python[0].verdict, Verdict::kFail);
+  EXPECT_EQ(python[0].evidence, "train.py:3: set after torch");
+  EXPECT_EQ(python[0].fix, "set before");
+  EXPECT_EQ(python[1].verdict, Verdict::kWarn);
+  EXPECT_EQ(python[1].evidence, "train.py:9: every GPU");
+
+  facts.python_findings.pop_back();
+  facts.python_findings[0].kind = PythonFindingKind::kDataParallelWithoutDeviceIds;
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kOk);
+}
+
+TEST(DoctorPythonTest, CleanFilesAreOk) {
+  DoctorFacts facts = HealthyFacts();
+  facts.python_files_checked = 2;
+  Finding f = Only(facts, "python");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence, "2 Python file(s) checked: no problems found");
+}
+
+TEST(HostPidsVisibleTest, AllNvmlPidsMustExist) {
+  Inventory inv = HealthyFacts().inventory;
+  EXPECT_EQ(HostPidsVisible(inv, [](uint32_t) { return true; }), std::nullopt);
+  GpuProcess small;
+  small.pid = 7;
+  GpuProcess large;
+  large.pid = 123456;
+  inv.gpus[0].processes = {small};
+  inv.gpus[1].mig_devices.push_back({});
+  inv.gpus[1].mig_devices[0].processes = {large};
+  EXPECT_EQ(HostPidsVisible(inv, [](uint32_t) { return true; }), true);
+  // pid 7 exists by chance in the container; 123456 does not.
+  EXPECT_EQ(HostPidsVisible(inv, [](uint32_t pid) { return pid < 100; }), false);
+}
+
+}  // namespace
+}  // namespace gpupin
