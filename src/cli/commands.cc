@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <map>
 
+#include "cli/env.h"
 #include "cli/ls.h"
+#include "cli/pick.h"
+#include "cli/run.h"
 
 namespace gpupin {
 namespace {
@@ -59,7 +62,7 @@ std::string CommandList(const std::vector<CommandSpec>& commands) {
 
 const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> commands = {
-      LsCommand(),
+      LsCommand(), PickCommand(), RunCommand(), EnvCommand(),
   };
   return commands;
 }

@@ -6,8 +6,13 @@
 #include <cstdio>
 #include <string>
 
+#include "core/units.h"
+
+#include "cli/machine_state.h"
+#include "core/cuda_visible.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
+#include "sys/environment.h"
 #include "sys/interrupt.h"
 
 namespace gpupin {
@@ -22,14 +27,62 @@ std::string SourceLabel(const World& world) {
                                   : "";
 }
 
+// Who holds each GPU, by UUID: "alice (pid 4121)", "reserved: bob", or
+// the holders of shared leases.
+std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& inventory) {
+  std::map<std::string, std::string> holders;
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) {
+    world.Verbose("leases not shown: " + store.error().message);
+    return holders;
+  }
+  LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
+  std::vector<Lease> live;
+  Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    live = txn.LiveLeases(facts);
+    return Ok{};
+  });
+  if (!read.ok()) world.Verbose("leases not shown: " + read.error().message);
+  for (const Lease& lease : live) {
+    std::string who = lease.is_reservation() ? "reserved: " + lease.user
+                                             : fmt::format("{} (pid {})", lease.user, lease.holder.pid);
+    if (lease.shared_bytes) who = fmt::format("{} shared {}", who, FormatBytes(*lease.shared_bytes));
+    for (const std::string& uuid : lease.gpu_uuids) {
+      std::string& text = holders[uuid];
+      text += (text.empty() ? "" : ", ") + who;
+    }
+  }
+  return holders;
+}
+
+std::map<uint32_t, GpuAnnotation> Annotate(World& world, const Inventory& inventory) {
+  std::map<uint32_t, GpuAnnotation> annotations;
+  Resolution resolution = ResolveVisibleDevices(inventory.gpus, VisibilityEnvFromProcess());
+  for (const VisibleDevice& device : resolution.visible) {
+    if (!device.mig_index) annotations[device.gpu_index].cuda_ordinal = device.ordinal;
+  }
+  std::map<std::string, std::string> holders = LeaseHolders(world, inventory);
+  for (const Gpu& gpu : inventory.gpus) {
+    if (auto it = holders.find(gpu.uuid); it != holders.end()) annotations[gpu.index].lease = it->second;
+  }
+  return annotations;
+}
+
 // One frame of output: the table or a JSON document (one line when watching).
 Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
   Result<Inventory> inventory = gpus.Snapshot();
   if (!inventory.ok()) return inventory.error();
+  std::map<uint32_t, GpuAnnotation> annotations = Annotate(world, *inventory);
   if (world.options().json) {
-    return InventoryToJson(*inventory).dump(compact_json ? -1 : 2) + "\n";
+    nlohmann::ordered_json json = InventoryToJson(*inventory);
+    for (auto& gpu : json["gpus"]) {
+      const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
+      gpu["cuda_ordinal"] = annotation.cuda_ordinal ? nlohmann::ordered_json(*annotation.cuda_ordinal) : nullptr;
+      gpu["lease"] = annotation.lease.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(annotation.lease);
+    }
+    return json.dump(compact_json ? -1 : 2) + "\n";
   }
-  return RenderGpuTable(*inventory, {}, SourceLabel(world), world.terminal());
+  return RenderGpuTable(*inventory, annotations, SourceLabel(world), world.terminal());
 }
 
 void WriteAll(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }

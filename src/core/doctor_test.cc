@@ -155,8 +155,8 @@ TEST(DoctorCudaVisibleDevicesTest, WarnsWhenTruncated) {
   DoctorFacts facts = HealthyFacts();
   facts.env.cuda_visible_devices = "0,7,1";
   facts.resolution.visible.resize(1);
-  facts.resolution.dropped = {{1, "7", DropReason::kNoSuchIndex, "index 7 but only 2 GPUs"},
-                              {2, "1", DropReason::kAfterInvalid, "after an invalid entry"}};
+  facts.resolution.dropped = {{1, "7", "", DropReason::kNoSuchIndex, "index 7 but only 2 GPUs"},
+                              {2, "1", "", DropReason::kAfterInvalid, "after an invalid entry"}};
   Finding f = Only(facts, "cuda_visible_devices");
   EXPECT_EQ(f.verdict, Verdict::kWarn);
   EXPECT_EQ(f.evidence,
@@ -168,7 +168,7 @@ TEST(DoctorCudaVisibleDevicesTest, FailsWhenItNamesNoGpu) {
   DoctorFacts facts = HealthyFacts();
   facts.env.cuda_visible_devices = "GPU-ffff";
   facts.resolution.visible.clear();
-  facts.resolution.dropped = {{0, "GPU-ffff", DropReason::kNoSuchUuid, "no GPU has this UUID"}};
+  facts.resolution.dropped = {{0, "GPU-ffff", "", DropReason::kNoSuchUuid, "no GPU has this UUID"}};
   Finding f = Only(facts, "cuda_visible_devices");
   EXPECT_EQ(f.verdict, Verdict::kFail);
   EXPECT_THAT(f.evidence, HasSubstr("\"GPU-ffff\" (no GPU has this UUID)"));
