@@ -106,6 +106,17 @@ TEST(LeaseStore, AddReadUpdateRemove) {
   EXPECT_TRUE(f.diagnostics.empty());
 }
 
+TEST(LeaseStore, RefusesUnsafeSubdirectories) {
+  Fixture f;
+  ASSERT_TRUE(f.Open().ok());
+  ASSERT_EQ(chmod((f.tmp / "state/queue").c_str(), 0777), 0);
+  Result<LeaseStore> store = f.Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("queue is writable by others without the sticky bit"),
+            std::string::npos)
+      << store.error().message;
+}
+
 TEST(LeaseStore, RecordIdsAreUnique) {
   std::set<std::string> ids;
   for (int i = 0; i < 100; ++i) ids.insert(NewRecordId(Self()));
@@ -138,6 +149,7 @@ TEST(LeaseStore, HostileFilesAreSkippedWithAMessage) {
   f.tmp.Write("state/leases/truncated.json", valid_text.substr(0, valid_text.size() / 2));
   f.tmp.Write("state/leases/huge.json", std::string(10 << 20, ' '));
   f.tmp.Write("state/leases/README", "not a lease");
+  f.tmp.Write("state/leases/\x1b[2Jx\n.json", "{}");
   Lease renamed = LeaseOn("GPU-y");
   f.tmp.Write("state/leases/other-name.json", LeaseToJson(renamed));
   f.tmp.Write("outside.json", valid_text);
@@ -154,6 +166,7 @@ TEST(LeaseStore, HostileFilesAreSkippedWithAMessage) {
   EXPECT_TRUE(f.Diagnosed("truncated.json", "not valid JSON"));
   EXPECT_TRUE(f.Diagnosed("huge.json", "more than"));
   EXPECT_TRUE(f.Diagnosed("README", "not a record file name"));
+  EXPECT_TRUE(f.Diagnosed("?[2Jx?.json", "no format_version")) << "control characters replaced";
   EXPECT_TRUE(f.Diagnosed("other-name.json", "not the one its name says"));
   EXPECT_TRUE(f.Diagnosed("link.json", "symbolic link"));
   EXPECT_TRUE(f.Diagnosed("fifo.json", "not a regular file"));
