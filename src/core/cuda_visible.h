@@ -26,22 +26,22 @@ struct VisibilityEnv {
 
 // One device CUDA would enumerate.
 struct VisibleDevice {
-  int ordinal = 0;                    // the N of cuda:N
-  uint32_t gpu_index = 0;             // NVML index of the physical GPU
+  int ordinal = 0;              // the N of cuda:N
+  uint32_t gpu_index = 0;       // NVML index of the physical GPU
   std::optional<uint32_t> mig_index;  // set when the device is a MIG instance of that GPU
-  std::string uuid;                   // GPU-... or MIG-...
-  std::string token;  // the CUDA_VISIBLE_DEVICES entry that named it ("" when unset)
+  std::string uuid;             // GPU-... or MIG-...
+  std::string token;            // the CUDA_VISIBLE_DEVICES entry that named it ("" when unset)
 };
 
 enum class DropReason {
-  kInvalidToken,   // not a number and not a UUID
-  kNoSuchIndex,    // index >= number of devices
-  kNoSuchUuid,     // names no GPU or MIG instance
-  kAmbiguousUuid,  // prefix of several UUIDs
-  kDuplicate,      // names a device already listed: CUDA then sees no device at all
-  kAfterInvalid,   // CUDA stops at the first invalid entry
-  kMigLimit,       // one MIG instance per process; no mixing MIG and whole GPUs
-  kEmptyEntry,     // ",," or a trailing comma
+  kInvalidToken,      // not a number and not a UUID
+  kNoSuchIndex,       // index >= number of devices
+  kNoSuchUuid,        // names no GPU or MIG instance
+  kAmbiguousUuid,     // prefix of several UUIDs
+  kDuplicate,         // names a device already listed: CUDA then sees no device at all
+  kAfterInvalid,      // CUDA stops at the first invalid entry
+  kMigLimit,          // one MIG instance per process; no mixing MIG and whole GPUs
+  kEmptyEntry,        // ",," or a trailing comma
 };
 
 struct DroppedEntry {

@@ -33,7 +33,7 @@ inline Error MakeError(ExitCode code, std::string message) { return {code, std::
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(state_); }

@@ -54,8 +54,8 @@ enum class TopologyLevel : int {
 };
 
 struct Gpu {
-  uint32_t index = 0;      // NVML index (PCI bus order)
-  std::string uuid;        // GPU-...
+  uint32_t index = 0;  // NVML index (PCI bus order)
+  std::string uuid;    // GPU-...
   std::string pci_bus_id;  // "00000000:3B:00.0"
   std::string name;
 
@@ -76,7 +76,7 @@ struct Gpu {
   std::optional<bool> persistence_mode;
   std::optional<ComputeCapability> compute_capability;
   std::optional<uint32_t> cores;
-  std::optional<uint32_t> minor_number;     // /dev/nvidia<minor>
+  std::optional<uint32_t> minor_number;  // /dev/nvidia<minor>
   std::optional<std::string> cpu_affinity;  // CPU list, "0-15,32-47"
   std::optional<int> numa_node;
   std::optional<uint32_t> board_id;

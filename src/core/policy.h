@@ -25,12 +25,12 @@ enum class Preference { kFree, kUtil, kIndex };
 
 struct Request {
   int count = 1;
-  std::optional<uint64_t> mem_bytes;       // present: a shared request
-  std::optional<UsageLimit> max_used;      // default: exclusive 1 GiB, shared 80 %
+  std::optional<uint64_t> mem_bytes;  // present: a shared request
+  std::optional<UsageLimit> max_used;  // default: exclusive 1 GiB, shared 80 %
   std::optional<double> max_util_percent;  // default: exclusive 10 %, shared none
-  std::vector<std::string> only;           // NVML indices or UUID prefixes
-  std::vector<std::string> exclude;        // NVML indices or UUID prefixes
-  std::vector<std::string> order;          // preference order of cards
+  std::vector<std::string> only;     // NVML indices or UUID prefixes
+  std::vector<std::string> exclude;  // NVML indices or UUID prefixes
+  std::vector<std::string> order;    // preference order of cards
   Preference prefer = Preference::kFree;
   bool near = true;
   bool mine_free = false;
@@ -54,7 +54,7 @@ struct Caller {
 struct PolicyInput {
   std::vector<Gpu> gpus;
   std::vector<std::vector<std::optional<TopologyLevel>>> topology;  // as in Inventory
-  std::vector<Lease> live_leases;                   // already filtered by EvaluateLease
+  std::vector<Lease> live_leases;  // already filtered by EvaluateLease
   std::map<uint32_t, ProcessOwner> process_owners;  // by PID
   Caller caller;
   // NVML indices the caller may use (its CUDA_VISIBLE_DEVICES or Slurm
@@ -67,13 +67,12 @@ struct CardVerdict {
   uint32_t gpu_index = 0;
   bool eligible = false;
   bool chosen = false;
-  std::string
-      reason;  // "free: 79.1G free, 0 % util" / "leased by alice (pid 4121, python train.py)"
+  std::string reason;  // "free: 79.1G free, 0 % util" / "leased by alice (pid 4121, python train.py)"
 };
 
 struct Selection {
   std::vector<uint32_t> chosen_gpu_indices;  // in the order the job should see them
-  std::vector<CardVerdict> verdicts;         // one per GPU, in NVML order
+  std::vector<CardVerdict> verdicts;          // one per GPU, in NVML order
 };
 
 // Validates the request (ExitCode::kUsage for contradictions such as a
@@ -81,7 +80,6 @@ struct Selection {
 // request.count cards are eligible, returns ExitCode::kNoGpu with one line
 // naming what blocked each card; `verdicts` are still useful for --explain,
 // so they come back through the out-parameter when it is given.
-Result<Selection> ChooseGpus(const PolicyInput& input,
-                             std::vector<CardVerdict>* verdicts_on_failure = nullptr);
+Result<Selection> ChooseGpus(const PolicyInput& input, std::vector<CardVerdict>* verdicts_on_failure = nullptr);
 
 }  // namespace gpupin

@@ -1,10 +1,9 @@
 #include "core/units.h"
 
-#include <fmt/format.h>
-
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <fmt/format.h>
 
 namespace gpupin {
 namespace {
@@ -12,17 +11,15 @@ namespace {
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   }
   return true;
 }
 
 Error BadSize(std::string_view text) {
-  return MakeError(
-      ExitCode::kUsage,
-      fmt::format("invalid size '{}'; write a number with a unit, e.g. 24G or 500M", text));
+  return MakeError(ExitCode::kUsage,
+                   fmt::format("invalid size '{}'; write a number with a unit, e.g. 24G or 500M", text));
 }
 
 }  // namespace
@@ -33,8 +30,8 @@ Result<uint64_t> ParseSize(std::string_view text) {
   if (ec != std::errc() || number < 0 || !std::isfinite(number)) return BadSize(text);
   std::string_view unit(end, text.data() + text.size() - end);
   static constexpr std::pair<std::string_view, int> kUnits[] = {
-      {"", 0},    {"b", 0}, {"k", 1},  {"kb", 1},  {"kib", 1}, {"m", 2},  {"mb", 2},
-      {"mib", 2}, {"g", 3}, {"gb", 3}, {"gib", 3}, {"t", 4},   {"tb", 4}, {"tib", 4}};
+      {"", 0}, {"b", 0}, {"k", 1}, {"kb", 1}, {"kib", 1}, {"m", 2}, {"mb", 2}, {"mib", 2},
+      {"g", 3}, {"gb", 3}, {"gib", 3}, {"t", 4}, {"tb", 4}, {"tib", 4}};
   for (const auto& [name, power] : kUnits) {
     if (!EqualsIgnoreCase(unit, name)) continue;
     double bytes = number * std::pow(1024.0, power);
@@ -49,9 +46,8 @@ Result<double> ParsePercent(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0 && value <= 100)) {
-    return MakeError(
-        ExitCode::kUsage,
-        fmt::format("invalid percentage '{}'; write a number from 0 to 100, e.g. 80%", text));
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("invalid percentage '{}'; write a number from 0 to 100, e.g. 80%", text));
   }
   return value;
 }
@@ -65,8 +61,7 @@ std::string FormatBytes(uint64_t bytes) {
     ++unit;
   }
   if (unit == 0) return fmt::format("{}B", bytes);
-  if (value >= 100 || std::abs(value - std::round(value)) < 0.05)
-    return fmt::format("{:.0f}{}", value, kSuffixes[unit]);
+  if (value >= 100 || std::abs(value - std::round(value)) < 0.05) return fmt::format("{:.0f}{}", value, kSuffixes[unit]);
   return fmt::format("{:.1f}{}", value, kSuffixes[unit]);
 }
 
