@@ -15,6 +15,16 @@ constexpr std::string_view kSuffix = ".json";
 
 std::string FileName(const std::string& id) { return id + std::string(kSuffix); }
 
+// File names come from other users: no escape sequence or newline of theirs
+// reaches the terminal through a diagnostic.
+std::string Printable(std::string_view name) {
+  std::string result(name);
+  for (char& c : result) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return result;
+}
+
 // Reads every record file of one directory. A file is trusted only as far
 // as its owner: its claimed uid must be the uid that owns the file, so no
 // user can create a lease or ticket in another's name. Root is held to the
@@ -25,7 +35,8 @@ std::vector<Record> ReadRecords(const StateDir& dir, Result<Record> (*parse)(std
                                 const DiagnosticSink& diagnostics) {
   std::vector<Record> records;
   auto skip = [&](const std::string& name, const std::string& why) {
-    if (diagnostics) diagnostics(fmt::format("skipped {}/{}: {}", dir.path(), name, why));
+    if (diagnostics)
+      diagnostics(fmt::format("skipped {}/{}: {}", dir.path(), Printable(name), why));
   };
   Result<std::vector<std::string>> names = dir.List();
   if (!names) {

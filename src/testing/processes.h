@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include <functional>
+#include <optional>
+
+#include "core/lease.h"
+#include "sys/procfs.h"
 
 namespace gpupin::testing {
 
@@ -23,6 +27,21 @@ inline int RunInChild(const std::function<int()>& body, std::optional<uid_t> uid
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+// Start time of a live process from the real /proc, as gpupin checks it.
+inline std::optional<uint64_t> RealStartTime(int pid) {
+  return LiveProcessStartTime(ProcFs(), pid);
+}
+
+// The identity of a process that existed a moment ago and has exited (and
+// been collected), for leases and tickets whose holder is dead.
+inline ProcessIdentity DeadProcess() {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  std::optional<uint64_t> start = RealStartTime(child);
+  waitpid(child, nullptr, 0);
+  return {child, start.value_or(1)};
 }
 
 }  // namespace gpupin::testing

@@ -1,0 +1,143 @@
+#include "sys/change_watch.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "sys/procfs.h"
+#include "testing/processes.h"
+#include "testing/temp_dir.h"
+
+namespace gpupin {
+namespace {
+
+using testing::TempDir;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto& StartTime = testing::RealStartTime;
+
+// A child that lives until killed, and its identity.
+struct Sleeper {
+  pid_t pid = fork();
+  ProcessIdentity identity;
+  Sleeper() {
+    if (pid == 0) {
+      pause();
+      _exit(0);
+    }
+    identity = {pid, StartTime(pid).value_or(0)};
+  }
+  ~Sleeper() {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+struct Watched {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "leases");
+  ChangeWatch watch = ChangeWatch::ForDirectories({&dir.value()});
+};
+
+// Runs `action` on another thread after a short delay and returns how long
+// after the action Wait returned, and why.
+std::pair<WakeReason, std::chrono::nanoseconds> WakeAfter(ChangeWatch& watch,
+                                                          const std::function<void()>& action) {
+  std::atomic<int64_t> acted_ns{0};
+  std::thread actor([&] {
+    std::this_thread::sleep_for(50ms);
+    acted_ns = Clock::now().time_since_epoch().count();
+    action();
+  });
+  WakeReason reason = watch.Wait(Clock::now() + 5s, 10s);
+  auto woke = Clock::now().time_since_epoch();
+  actor.join();
+  return {reason, woke - std::chrono::nanoseconds(acted_ns.load())};
+}
+
+TEST(ChangeWatch, WakesWithinMillisecondsWhenAHolderIsKilled) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  Sleeper holder;
+  w.watch.WatchProcesses({holder.identity}, &StartTime);
+  EXPECT_FALSE(w.watch.needs_poll());
+  auto [reason, latency] = WakeAfter(w.watch, [&] { kill(holder.pid, SIGKILL); });
+  EXPECT_EQ(reason, WakeReason::kProcessExited);
+  EXPECT_LT(latency, 100ms);
+}
+
+TEST(ChangeWatch, WakesWithinMillisecondsWhenALeaseFileIsRemoved) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  ASSERT_TRUE(w.dir->WriteFileAtomic("a.json", "{}").ok());
+  // The write above is an event too; a waiter consumes it first.
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
+  auto [reason, latency] = WakeAfter(w.watch, [&] { (void)w.dir->Remove("a.json"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+}
+
+TEST(ChangeWatch, WakesWhenALeaseIsWritten) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  auto [reason, latency] =
+      WakeAfter(w.watch, [&] { (void)w.dir->WriteFileAtomic("b.json", "{}"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+}
+
+TEST(ChangeWatch, HiddenTempFilesAloneDoNotWake) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  w.tmp.Write("leases/.temp", "partial");
+  auto start = Clock::now();
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 150ms, 10s), WakeReason::kDeadline);
+  EXPECT_GE(Clock::now() - start, 150ms);
+}
+
+TEST(ChangeWatch, AProcessAlreadyGoneOrReplacedWakesAtOnce) {
+  Watched w;
+  w.watch.WatchProcesses({testing::DeadProcess()}, &StartTime);
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 5s, 10s), WakeReason::kProcessExited);
+
+  // Our own PID with another start time: the holder it names is gone.
+  w.watch.WatchProcesses({{getpid(), StartTime(getpid()).value_or(0) + 1}}, &StartTime);
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 5s, 10s), WakeReason::kProcessExited);
+}
+
+TEST(ChangeWatch, AnExitIsReportedOnceAndWatchesCanBeReplaced) {
+  Watched w;
+  Sleeper first, second;
+  w.watch.WatchProcesses({first.identity, second.identity}, &StartTime);
+  kill(first.pid, SIGKILL);
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 5s, 10s), WakeReason::kProcessExited);
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline);
+  w.watch.WatchProcesses({second.identity}, &StartTime);
+  auto [reason, latency] = WakeAfter(w.watch, [&] { kill(second.pid, SIGKILL); });
+  EXPECT_EQ(reason, WakeReason::kProcessExited);
+  EXPECT_LT(latency, 100ms);
+}
+
+TEST(ChangeWatch, PollsWhenAskedAndStopsAtTheDeadline) {
+  Watched w;
+  auto start = Clock::now();
+  EXPECT_EQ(w.watch.Wait(std::nullopt, 100ms, /*poll_anyway=*/true), WakeReason::kPoll);
+  EXPECT_GE(Clock::now() - start, 100ms);
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 50ms, 10s, true), WakeReason::kDeadline);
+}
+
+TEST(ChangeWatch, WithoutDirectoriesItStillWatchesProcesses) {
+  ChangeWatch watch = ChangeWatch::ForDirectories({});
+  Sleeper holder;
+  watch.WatchProcesses({holder.identity}, &StartTime);
+  kill(holder.pid, SIGKILL);
+  EXPECT_EQ(watch.Wait(Clock::now() + 5s, 10s), WakeReason::kProcessExited);
+}
+
+}  // namespace
+}  // namespace gpupin

@@ -1,0 +1,502 @@
+#include "sys/lease_store.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/lease_json.h"
+#include "sys/change_watch.h"
+#include "sys/procfs.h"
+#include "testing/processes.h"
+#include "testing/temp_dir.h"
+
+namespace gpupin {
+namespace {
+
+using testing::kNobody;
+using testing::RunInChild;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+constexpr auto& StartTime = testing::RealStartTime;
+
+ProcessIdentity Self() { return {getpid(), StartTime(getpid()).value_or(0)}; }
+
+LivenessFacts RealFacts() {
+  LivenessFacts facts;
+  facts.now_unix_ms = 0;
+  facts.process_start_time = &StartTime;
+  return facts;
+}
+
+Lease LeaseOn(const std::string& uuid, ProcessIdentity holder = Self()) {
+  Lease lease;
+  lease.id = NewRecordId(holder);
+  lease.gpu_uuids = {uuid};
+  lease.holder = holder;
+  lease.uid = geteuid();
+  lease.user = "tester";
+  lease.command = "test";
+  return lease;
+}
+
+int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Fixture {
+  TempDir tmp;
+  std::vector<std::string> diagnostics;
+
+  Result<LeaseStore> Open() {
+    Result<StateDir> root = StateDir::Open(tmp / "state");
+    if (!root) return root.error();
+    return LeaseStore::Open(std::move(*root),
+                            [this](const std::string& line) { diagnostics.push_back(line); });
+  }
+  // Runs `body` in one transaction of a freshly opened store; fails the test on error.
+  void Transact(const std::function<void(LeaseTransaction&)>& body) {
+    Result<LeaseStore> store = Open();
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+      body(t);
+      return Ok{};
+    });
+    ASSERT_TRUE(status.ok()) << status.error().message;
+  }
+  bool Diagnosed(const std::string& name, const std::string& why) const {
+    return std::any_of(diagnostics.begin(), diagnostics.end(), [&](const std::string& line) {
+      return line.find(name) != std::string::npos && line.find(why) != std::string::npos;
+    });
+  }
+};
+
+TEST(LeaseStore, AddReadUpdateRemove) {
+  Fixture f;
+  Lease lease = LeaseOn("GPU-a");
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.AddLease(lease).ok()); });
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_FALSE(t.AddLease(lease).ok()) << "the same id twice";
+    std::vector<Lease> leases = t.LiveLeases(RealFacts());
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].id, lease.id);
+    lease.container_id = std::string(64, 'c');
+    ASSERT_TRUE(t.UpdateLease(lease).ok());
+  });
+  f.Transact([&](LeaseTransaction& t) {
+    std::vector<Lease> leases = t.ReadLeases();
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].container_id, lease.container_id);
+    ASSERT_TRUE(t.RemoveLease(lease.id).ok());
+    EXPECT_TRUE(t.ReadLeases().empty());
+    EXPECT_FALSE(t.UpdateLease(lease).ok()) << "nothing to update";
+    EXPECT_FALSE(t.RemoveLease("../x").ok());
+  });
+  EXPECT_TRUE(f.diagnostics.empty());
+}
+
+TEST(LeaseStore, RefusesUnsafeSubdirectories) {
+  Fixture f;
+  ASSERT_TRUE(f.Open().ok());
+  ASSERT_EQ(chmod((f.tmp / "state/queue").c_str(), 0777), 0);
+  Result<LeaseStore> store = f.Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("queue is writable by others without the sticky bit"),
+            std::string::npos)
+      << store.error().message;
+}
+
+TEST(LeaseStore, RecordIdsAreUnique) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 100; ++i) ids.insert(NewRecordId(Self()));
+  EXPECT_EQ(ids.size(), 100u);
+  EXPECT_TRUE(IsValidRecordId(*ids.begin()));
+}
+
+TEST(LeaseStore, DeadLeasesAreIgnoredAndRemoved) {
+  Fixture f;
+  ProcessIdentity dead_holder = testing::DeadProcess();
+  Lease dead = LeaseOn("GPU-a", dead_holder);
+  Lease reused = LeaseOn("GPU-b", {getpid(), Self().start_time_ticks + 1});
+  Lease live = LeaseOn("GPU-c");
+  f.Transact([&](LeaseTransaction& t) {
+    for (const Lease& lease : {dead, reused, live}) ASSERT_TRUE(t.AddLease(lease).ok());
+    std::vector<Lease> leases = t.LiveLeases(RealFacts());
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].id, live.id);
+    EXPECT_EQ(t.ReadLeases().size(), 1u) << "dead lease files of our own are removed";
+  });
+}
+
+TEST(LeaseStore, HostileFilesAreSkippedWithAMessage) {
+  Fixture f;
+  Lease good = LeaseOn("GPU-good");
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.AddLease(good).ok()); });
+  std::string dir = f.tmp / "state/leases";
+  std::string valid_text = LeaseToJson(LeaseOn("GPU-x"));
+  f.tmp.Write("state/leases/garbage.json", "\x01\x02 not json at all");
+  f.tmp.Write("state/leases/truncated.json", valid_text.substr(0, valid_text.size() / 2));
+  f.tmp.Write("state/leases/huge.json", std::string(10 << 20, ' '));
+  f.tmp.Write("state/leases/README", "not a lease");
+  f.tmp.Write("state/leases/\x1b[2Jx\n.json", "{}");
+  Lease renamed = LeaseOn("GPU-y");
+  f.tmp.Write("state/leases/other-name.json", LeaseToJson(renamed));
+  f.tmp.Write("outside.json", valid_text);
+  ASSERT_EQ(symlink((f.tmp / "outside.json").c_str(), (dir + "/link.json").c_str()), 0);
+  ASSERT_EQ(mkfifo((dir + "/fifo.json").c_str(), 0644), 0);
+  ASSERT_EQ(mkdir((dir + "/dir.json").c_str(), 0755), 0);
+
+  f.Transact([&](LeaseTransaction& t) {
+    std::vector<Lease> leases = t.LiveLeases(RealFacts());
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].id, good.id);
+  });
+  EXPECT_TRUE(f.Diagnosed("garbage.json", "not valid JSON"));
+  EXPECT_TRUE(f.Diagnosed("truncated.json", "not valid JSON"));
+  EXPECT_TRUE(f.Diagnosed("huge.json", "more than"));
+  EXPECT_TRUE(f.Diagnosed("README", "not a record file name"));
+  EXPECT_TRUE(f.Diagnosed("?[2Jx?.json", "no format_version")) << "control characters replaced";
+  EXPECT_TRUE(f.Diagnosed("other-name.json", "not the one its name says"));
+  EXPECT_TRUE(f.Diagnosed("link.json", "symbolic link"));
+  EXPECT_TRUE(f.Diagnosed("fifo.json", "not a regular file"));
+  EXPECT_TRUE(f.Diagnosed("dir.json", "not a regular file"));
+  std::ifstream outside(f.tmp / "outside.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(outside), {}), valid_text);
+}
+
+TEST(LeaseStore, ALeaseMustBeOwnedByTheUidItClaims) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
+  Fixture f;
+  ASSERT_TRUE(f.Open().ok());
+  Lease forged = LeaseOn("GPU-a");  // claims uid 0
+  forged.id = "forged";
+  Lease honest = LeaseOn("GPU-b");
+  honest.id = "honest";
+  honest.uid = kNobody;
+  for (const Lease& lease : {forged, honest}) {
+    std::string path = f.tmp / ("state/leases/" + lease.id + ".json");
+    f.tmp.Write("state/leases/" + lease.id + ".json", LeaseToJson(lease));
+    ASSERT_EQ(chown(path.c_str(), kNobody, kNobody), 0);
+  }
+  f.Transact([&](LeaseTransaction& t) {
+    std::vector<Lease> leases = t.LiveLeases(RealFacts());
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].id, "honest");
+  });
+  EXPECT_TRUE(f.Diagnosed("forged.json", "claims uid 0 but is owned by uid 65534 (forged)"));
+}
+
+TEST(LeaseStore, AnotherUsersLeaseCanBeReadButNotRemoved) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  Fixture f;
+  ProcessIdentity dead_holder = testing::DeadProcess();
+  Lease roots_live = LeaseOn("GPU-a");
+  Lease roots_dead = LeaseOn("GPU-b", dead_holder);
+  f.Transact([&](LeaseTransaction& t) {
+    ASSERT_TRUE(t.AddLease(roots_live).ok());
+    ASSERT_TRUE(t.AddLease(roots_dead).ok());
+  });
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok());
+  int code = RunInChild(
+      [&] {
+        int result = 10;
+        Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+          std::vector<Lease> live = t.LiveLeases(RealFacts());  // cannot prune root's dead one
+          Status removed = t.RemoveLease(roots_live.id);
+          Lease mine = LeaseOn("GPU-c");
+          mine.uid = kNobody;
+          bool ok = live.size() == 1 && live[0].id == roots_live.id && !removed.ok() &&
+                    removed.error().message.find("another user") != std::string::npos &&
+                    t.AddLease(mine).ok() && t.ReadLeases().size() == 3;
+          result = ok ? 0 : 11;
+          return Ok{};
+        });
+        return status.ok() ? result : 12;
+      },
+      kNobody);
+  EXPECT_EQ(code, 0);
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.ReadLeases().size(), 3u);
+    EXPECT_EQ(t.LiveLeases(RealFacts()).size(), 1u) << "nobody's lease died with its holder";
+    EXPECT_EQ(t.ReadLeases().size(), 1u) << "root prunes every dead lease";
+  });
+}
+
+TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
+  Fixture f;
+  ProcessIdentity dead_holder = testing::DeadProcess();
+  f.Transact([&](LeaseTransaction& t) {
+    QueueTicket ticket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0};
+    Result<QueueTicket> first = t.TakeTicket(ticket);
+    ticket.holder = dead_holder;
+    Result<QueueTicket> dead = t.TakeTicket(ticket);
+    ticket.holder = Self();
+    Result<QueueTicket> third = t.TakeTicket(ticket);
+    ASSERT_TRUE(first.ok() && dead.ok() && third.ok());
+    EXPECT_LT(first->seq, dead->seq);
+    EXPECT_LT(dead->seq, third->seq);
+    std::vector<QueueTicket> all = t.ReadTickets();
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_EQ(QueuePosition(all, third->id), 2u);
+    std::vector<QueueTicket> live = t.LiveTickets(&StartTime);
+    ASSERT_EQ(live.size(), 2u);
+    EXPECT_EQ(QueuePosition(live, first->id), 0u);
+    EXPECT_EQ(QueuePosition(live, third->id), 1u);
+    EXPECT_FALSE(QueuePosition(live, dead->id).has_value());
+    EXPECT_EQ(t.ReadTickets().size(), 2u) << "the dead ticket file is removed";
+    ASSERT_TRUE(t.RemoveTicket(first->id).ok());
+    EXPECT_EQ(QueuePosition(t.LiveTickets(&StartTime), third->id), 0u);
+  });
+}
+
+// --- Many processes at once -------------------------------------------------
+
+constexpr int kCards = 4;
+
+std::string CardUuid(int card) { return "GPU-card" + std::to_string(card); }
+
+// One line to the shared pipe; lines below PIPE_BUF are written atomically.
+void Report(int fd, const std::string& line) { (void)!write(fd, line.data(), line.size()); }
+
+// A child of the concurrency test: waits for the start signal, takes the
+// lowest free card, holds it ~50 ms, gives it back.
+int Contender(int start_fd, int report_fd, const std::string& state) {
+  char byte;
+  while (read(start_fd, &byte, 1) < 0 && errno == EINTR) {
+  }
+  Result<StateDir> root = StateDir::Open(state);
+  if (!root) return 20;
+  Result<LeaseStore> store = LeaseStore::Open(std::move(*root));
+  if (!store) return 21;
+  ChangeWatch watch = ChangeWatch::ForDirectories({&store->leases_dir()});
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (true) {
+    int card = -1;
+    std::string lease_id;
+    std::vector<ProcessIdentity> holders;
+    Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+      std::set<std::string> taken;
+      for (const Lease& lease : t.LiveLeases(RealFacts())) {
+        taken.insert(lease.gpu_uuids.begin(), lease.gpu_uuids.end());
+        holders.push_back(lease.holder);
+      }
+      for (int c = 0; c < kCards && card < 0; ++c) {
+        if (!taken.contains(CardUuid(c))) card = c;
+      }
+      if (card < 0) return Ok{};
+      Lease lease = LeaseOn(CardUuid(card));
+      lease_id = lease.id;
+      Status added = t.AddLease(lease);
+      if (added) Report(report_fd, fmt::format("A {} {} {}\n", getpid(), card, MonotonicNs()));
+      return added;
+    });
+    if (!status) return 22;
+    if (card >= 0) {
+      std::this_thread::sleep_for(50ms);
+      Report(report_fd, fmt::format("R {} {} {}\n", getpid(), card, MonotonicNs()));
+      status = store->Transact([&](LeaseTransaction& t) { return t.RemoveLease(lease_id); });
+      return status ? 0 : 23;
+    }
+    watch.WatchProcesses(holders, &StartTime);
+    if (watch.Wait(deadline, 10s) == WakeReason::kDeadline) return 24;
+  }
+}
+
+struct Interval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  pid_t pid = 0;
+  bool killed = false;
+};
+
+TEST(LeaseStoreConcurrency, NoCardIsEverHeldTwiceEvenWhenHoldersAreKilled) {
+  constexpr int kProcesses = 32;
+  constexpr int kKilled = 3;
+  TempDir tmp;
+  int start[2], report[2];
+  ASSERT_EQ(pipe(start), 0);
+  ASSERT_EQ(pipe(report), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(start[1]);
+      close(report[0]);
+      _exit(Contender(start[0], report[1], tmp / "state"));
+    }
+    children.push_back(pid);
+  }
+  close(start[0]);
+  close(report[1]);
+  close(start[1]);  // the barrier: every child's read returns at once
+
+  std::map<pid_t, Interval> intervals;  // by holder
+  std::map<pid_t, int> card_of;
+  std::map<int, std::vector<int64_t>> kills_by_card;
+  std::string pending;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(report[0], buffer, sizeof buffer)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    ASSERT_GT(n, 0);
+    pending.append(buffer, static_cast<size_t>(n));
+    size_t newline;
+    while ((newline = pending.find('\n')) != std::string::npos) {
+      std::istringstream line(pending.substr(0, newline));
+      pending.erase(0, newline + 1);
+      char kind;
+      pid_t pid;
+      int card;
+      int64_t ns;
+      line >> kind >> pid >> card >> ns;
+      if (kind == 'A') {
+        intervals[pid] = {ns, 0, pid, false};
+        card_of[pid] = card;
+        if (static_cast<int>(kills_by_card.size()) < kKilled && !kills_by_card.contains(card)) {
+          // Kill mid-hold. Its interval ends before the kill: whoever takes
+          // the card next must start after the holder is dead.
+          intervals[pid].end_ns = MonotonicNs();
+          intervals[pid].killed = true;
+          kills_by_card[card].push_back(intervals[pid].end_ns);
+          kill(pid, SIGKILL);
+        }
+      } else if (!intervals[pid].killed) {
+        intervals[pid].end_ns = ns;
+      }
+    }
+  }
+  int exited = 0, killed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++killed;
+    if (WIFEXITED(status)) {
+      EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << pid;
+      ++exited;
+    }
+  }
+  EXPECT_EQ(killed, kKilled);
+  EXPECT_EQ(exited, kProcesses - kKilled);
+  ASSERT_EQ(intervals.size(), static_cast<size_t>(kProcesses));
+
+  std::map<int, std::vector<Interval>> by_card;
+  for (const auto& [pid, interval] : intervals) by_card[card_of[pid]].push_back(interval);
+  for (auto& [card, list] : by_card) {
+    std::sort(list.begin(), list.end(),
+              [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_GT(list[i].start_ns, list[i - 1].end_ns)
+          << "card " << card << " held by " << list[i - 1].pid << " and " << list[i].pid;
+      if (list[i - 1].killed) {
+        // "Immediately": long before the 10 s poll the contenders use.
+        EXPECT_LT(list[i].start_ns - list[i - 1].end_ns, 2'000'000'000)
+            << "card " << card << " stayed blocked after its holder was killed";
+      }
+    }
+  }
+  for (const auto& [card, kills] : kills_by_card) {
+    EXPECT_GT(by_card[card].size(), 1u) << "card " << card << " was never taken again";
+  }
+}
+
+// Waiters arrive one after another while the only card is held; they must
+// get it in arrival order, skipping one that was SIGKILLed while waiting.
+int Waiter(int index, int report_fd, const std::string& state) {
+  Result<StateDir> root = StateDir::Open(state);
+  if (!root) return 30;
+  Result<LeaseStore> store = LeaseStore::Open(std::move(*root));
+  if (!store) return 31;
+  ChangeWatch watch = ChangeWatch::ForDirectories({&store->leases_dir(), &store->queue_dir()});
+  std::string ticket_id;
+  Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+    Result<QueueTicket> ticket =
+        t.TakeTicket({"", 0, Self(), geteuid(), "tester", "waiter", "1 GPU", 0});
+    if (!ticket) return ticket.error();
+    ticket_id = ticket->id;
+    return Ok{};
+  });
+  if (!status) return 32;
+  Report(report_fd, fmt::format("T {}\n", index));
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::string lease_id;
+  while (lease_id.empty()) {
+    std::vector<ProcessIdentity> watched;
+    status = store->Transact([&](LeaseTransaction& t) -> Status {
+      std::vector<QueueTicket> queue = t.LiveTickets(&StartTime);
+      std::vector<Lease> leases = t.LiveLeases(RealFacts());
+      for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
+      for (const Lease& lease : leases) watched.push_back(lease.holder);
+      if (QueuePosition(queue, ticket_id) != 0u || !leases.empty()) return Ok{};
+      Lease lease = LeaseOn("GPU-only");
+      if (Status added = t.AddLease(lease); !added) return added;
+      lease_id = lease.id;
+      Report(report_fd, fmt::format("G {}\n", index));
+      return t.RemoveTicket(ticket_id);
+    });
+    if (!status) return 33;
+    if (!lease_id.empty()) break;
+    watch.WatchProcesses(watched, &StartTime);
+    if (watch.Wait(deadline, 10s) == WakeReason::kDeadline) return 34;
+  }
+  std::this_thread::sleep_for(20ms);
+  status = store->Transact([&](LeaseTransaction& t) { return t.RemoveLease(lease_id); });
+  return status ? 0 : 35;
+}
+
+TEST(LeaseStoreQueue, WaitersAreServedFirstComeFirstServed) {
+  constexpr int kWaiters = 6;
+  constexpr int kVictim = 2;
+  Fixture f;
+  Lease mine = LeaseOn("GPU-only");
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.AddLease(mine).ok()); });
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  FILE* lines = fdopen(report[0], "r");
+  std::vector<pid_t> waiters;
+  char line[64];
+  for (int i = 0; i < kWaiters; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      fclose(lines);
+      _exit(Waiter(i, report[1], f.tmp / "state"));
+    }
+    waiters.push_back(pid);
+    // The next one arrives only once this one holds its ticket.
+    ASSERT_NE(fgets(line, sizeof line, lines), nullptr);
+    EXPECT_EQ(std::string(line), fmt::format("T {}\n", i));
+  }
+  close(report[1]);
+  kill(waiters[kVictim], SIGKILL);
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.RemoveLease(mine.id).ok()); });
+
+  std::vector<std::string> served;
+  while (fgets(line, sizeof line, lines) != nullptr) served.emplace_back(line);
+  fclose(lines);
+  for (int i = 0; i < kWaiters; ++i) {
+    int status = 0;
+    waitpid(waiters[i], &status, 0);
+    if (i != kVictim) {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << i;
+    }
+  }
+  EXPECT_EQ(served, (std::vector<std::string>{"G 0\n", "G 1\n", "G 3\n", "G 4\n", "G 5\n"}));
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_TRUE(t.LiveTickets(&StartTime).empty());
+    EXPECT_TRUE(t.ReadTickets().empty()) << "the victim's ticket is cleaned up";
+  });
+}
+
+}  // namespace
+}  // namespace gpupin
