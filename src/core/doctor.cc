@@ -109,25 +109,40 @@ Finding CheckPersistence(const DoctorFacts& facts) {
           ""};
 }
 
+// Why entries were dropped, one line: the resolver's reason for each entry
+// that broke the list, then the entries that went with it.
+std::string DescribeDropped(const std::vector<DroppedEntry>& dropped) {
+  std::vector<std::string> reasons;
+  std::vector<std::string> swept;
+  for (const DroppedEntry& d : dropped) {
+    bool went_along = d.reason == DropReason::kAfterInvalid || d.reason == DropReason::kListVoided;
+    if (went_along) {
+      swept.push_back(fmt::format("\"{}\"", d.token));
+    } else {
+      reasons.push_back(d.detail.empty() ? fmt::format("\"{}\" is not usable", d.token) : d.detail);
+    }
+  }
+  std::string out = JoinShort(reasons);
+  if (!swept.empty()) out += fmt::format("; dropped with it: {}", fmt::join(swept, ", "));
+  return out;
+}
+
 Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
   const Resolution& r = facts.resolution;
   Finding f{"cuda_visible_devices", Verdict::kOk, "", ""};
   if (!facts.env.cuda_visible_devices) {
+    // Devices CUDA leaves out on its own (a MIG-mode GPU without instances)
+    // are not the caller's doing: information, not a warning.
     f.evidence = fmt::format("unset: CUDA sees all {} devices", r.visible.size());
+    if (!r.dropped.empty()) f.evidence += "; " + DescribeDropped(r.dropped);
     return f;
   }
   std::string value = *facts.env.cuda_visible_devices;
-  std::vector<std::string> dropped;
-  for (const DroppedEntry& d : r.dropped) {
-    dropped.push_back(d.detail.empty() ? fmt::format("\"{}\"", d.token)
-                                       : fmt::format("\"{}\" ({})", d.token, d.detail));
-  }
   if (r.visible.empty()) {
     f.verdict = Verdict::kFail;
-    f.evidence = value.empty()
-                     ? "CUDA_VISIBLE_DEVICES is set but empty: CUDA sees no GPU"
-                     : fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" names no GPU CUDA can use{}", value,
-                                   dropped.empty() ? "" : ": " + JoinShort(dropped));
+    f.evidence = value.empty() ? "CUDA_VISIBLE_DEVICES is set but empty: CUDA sees no GPU"
+                               : fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" leaves CUDA no GPU: {}",
+                                             value, DescribeDropped(r.dropped));
     f.fix = "unset it, or list GPUs that exist (gpupin ls; UUIDs are the safest), each once";
     return f;
   }
@@ -138,8 +153,8 @@ Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
   std::string uses = fmt::format("{}", fmt::join(mapping, ", "));
   if (!r.dropped.empty()) {
     f.verdict = Verdict::kWarn;
-    f.evidence = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is cut short: CUDA uses {}, and drops {}",
-                             value, uses, JoinShort(dropped));
+    f.evidence = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is cut short: CUDA uses {}; {}", value,
+                             uses, DescribeDropped(r.dropped));
     f.fix = "remove the dropped entries: CUDA stops reading at the first invalid one";
     return f;
   }

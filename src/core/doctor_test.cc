@@ -142,10 +142,15 @@ TEST(DoctorPersistenceTest, OkWhenNotReported) {
   EXPECT_THAT(f.evidence, HasSubstr("not reported"));
 }
 
+// The resolution as the real resolver gives it for the facts' GPUs and environment.
+void Resolve(DoctorFacts& facts) {
+  facts.resolution = ResolveVisibleDevices(facts.inventory.gpus, facts.env);
+}
+
 TEST(DoctorCudaVisibleDevicesTest, OkShowsTheMapping) {
   DoctorFacts facts = HealthyFacts();
   facts.env.cuda_visible_devices = "1";
-  facts.resolution.visible = {{0, 1, std::nullopt, facts.inventory.gpus[1].uuid, "1"}};
+  Resolve(facts);
   Finding f = Only(facts, "cuda_visible_devices");
   ExpectOk(f);
   EXPECT_EQ(f.evidence, "CUDA_VISIBLE_DEVICES=\"1\": cuda:0 = GPU 1");
@@ -154,30 +159,36 @@ TEST(DoctorCudaVisibleDevicesTest, OkShowsTheMapping) {
 TEST(DoctorCudaVisibleDevicesTest, WarnsWhenTruncated) {
   DoctorFacts facts = HealthyFacts();
   facts.env.cuda_visible_devices = "0,7,1";
-  facts.resolution.visible.resize(1);
-  facts.resolution.dropped = {{1, "7", "", DropReason::kNoSuchIndex, "index 7 but only 2 GPUs"},
-                              {2, "1", "", DropReason::kAfterInvalid, "after an invalid entry"}};
+  Resolve(facts);
   Finding f = Only(facts, "cuda_visible_devices");
   EXPECT_EQ(f.verdict, Verdict::kWarn);
-  EXPECT_EQ(f.evidence,
-            "CUDA_VISIBLE_DEVICES=\"0,7,1\" is cut short: CUDA uses cuda:0 = GPU 0, and drops "
-            "\"7\" (index 7 but only 2 GPUs); \"1\" (after an invalid entry)");
+  EXPECT_THAT(f.evidence, HasSubstr("CUDA_VISIBLE_DEVICES=\"0,7,1\" is cut short: CUDA uses "
+                                    "cuda:0 = GPU 0; "));
+  EXPECT_THAT(f.evidence, HasSubstr("7"));
+  EXPECT_THAT(f.evidence, HasSubstr("; dropped with it: \"1\""));
+  EXPECT_EQ(f.evidence.find('\n'), std::string::npos);
 }
 
 TEST(DoctorCudaVisibleDevicesTest, FailsWhenItNamesNoGpu) {
   DoctorFacts facts = HealthyFacts();
-  facts.env.cuda_visible_devices = "GPU-ffff";
-  facts.resolution.visible.clear();
-  facts.resolution.dropped = {{0, "GPU-ffff", "", DropReason::kNoSuchUuid, "no GPU has this UUID"}};
-  Finding f = Only(facts, "cuda_visible_devices");
-  EXPECT_EQ(f.verdict, Verdict::kFail);
-  EXPECT_THAT(f.evidence, HasSubstr("\"GPU-ffff\" (no GPU has this UUID)"));
+  for (const char* value : {"GPU-ffff", "0,0", "-1", ""}) {
+    facts.env.cuda_visible_devices = value;
+    Resolve(facts);
+    Finding f = Only(facts, "cuda_visible_devices");
+    EXPECT_EQ(f.verdict, Verdict::kFail) << value;
+    EXPECT_THAT(f.fix, HasSubstr("unset it")) << value;
+  }
+  EXPECT_THAT(Only(facts, "cuda_visible_devices").evidence, HasSubstr("set but empty"));
+}
 
-  facts.env.cuda_visible_devices = "";
-  facts.resolution.dropped.clear();
-  f = Only(facts, "cuda_visible_devices");
-  EXPECT_EQ(f.verdict, Verdict::kFail);
-  EXPECT_THAT(f.evidence, HasSubstr("set but empty"));
+TEST(DoctorCudaVisibleDevicesTest, DroppedEntriesWithoutDetailAreStillNamed) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.cuda_visible_devices = "x";
+  facts.resolution.visible.clear();
+  DroppedEntry entry;
+  entry.token = "x";
+  facts.resolution.dropped = {entry};
+  EXPECT_THAT(Only(facts, "cuda_visible_devices").evidence, HasSubstr("\"x\" is not usable"));
 }
 
 TEST(DoctorDeviceOrderTest, WarnsOnMixedModelsWithoutPciBusId) {
