@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -75,9 +76,10 @@ class SimNvmlTest : public testing::Test {
 
   // Writes `scenario` where the simulated library reads it.
   void UseScenario(const json& scenario) {
-    const std::string path = testing::TempDir() + "/nvml_source_test_" +
-                             testing::UnitTest::GetInstance()->current_test_info()->name() +
-                             ".json";
+    const testing::TestInfo* test = testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(test->test_suite_name()) + "." + test->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    const std::string path = testing::TempDir() + "/nvml_source_test_" + name + ".json";
     std::ofstream(path) << scenario.dump();
     setenv("GPUPIN_SIM_SCENARIO", path.c_str(), 1);
   }
