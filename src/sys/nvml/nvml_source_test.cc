@@ -363,6 +363,15 @@ TEST_F(SimNvmlTest, ProcessesWithoutPermissionAreUnknownNotIdle) {
   EXPECT_TRUE(inventory.gpus.at(1).processes_known);
 }
 
+TEST_F(SimNvmlTest, MigProcessesWithoutPermissionAreUnknown) {
+  json scenario = Fixture();
+  scenario["gpus"][3]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses", "NO_PERMISSION"}};
+  const Gpu gpu = Snapshot(scenario).gpus.at(3);
+  EXPECT_TRUE(gpu.healthy());
+  EXPECT_EQ(gpu.mig_devices.size(), 2u);
+  EXPECT_FALSE(gpu.processes_known);
+}
+
 TEST_F(SimNvmlTest, SixtyFourGpuServer) {
   json scenario = {{"version", 1}, {"gpus", json::array()}};
   for (int i = 0; i < 64; ++i) {
