@@ -3,7 +3,10 @@
 // read here; callers pass the values.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,27 +29,32 @@ struct VisibilityEnv {
 
 // One device CUDA would enumerate.
 struct VisibleDevice {
-  int ordinal = 0;              // the N of cuda:N
-  uint32_t gpu_index = 0;       // NVML index of the physical GPU
+  int ordinal = 0;                    // the N of cuda:N
+  uint32_t gpu_index = 0;             // NVML index of the physical GPU
   std::optional<uint32_t> mig_index;  // set when the device is a MIG instance of that GPU
-  std::string uuid;             // GPU-... or MIG-...
-  std::string token;            // the CUDA_VISIBLE_DEVICES entry that named it ("" when unset)
+  std::string uuid;                   // GPU-... or MIG-...
+  std::string token;  // the CUDA_VISIBLE_DEVICES entry that named it ("" when unset)
 };
 
 enum class DropReason {
-  kInvalidToken,      // not a number and not a UUID
-  kNoSuchIndex,       // index >= number of devices
-  kNoSuchUuid,        // names no GPU or MIG instance
-  kAmbiguousUuid,     // prefix of several UUIDs
-  kDuplicate,         // names a device already listed: CUDA then sees no device at all
-  kAfterInvalid,      // CUDA stops at the first invalid entry
-  kMigLimit,          // one MIG instance per process; no mixing MIG and whole GPUs
-  kEmptyEntry,        // ",," or a trailing comma
+  kInvalidToken,   // not a number and not a UUID
+  kNoSuchIndex,    // index >= number of devices
+  kNoSuchUuid,     // names no GPU or MIG instance
+  kAmbiguousUuid,  // prefix of several UUIDs
+  kDuplicate,      // names a device already listed: CUDA then sees no device at all
+  kAfterInvalid,   // CUDA stops at the first invalid entry
+  kMigLimit,       // one MIG instance per process; no mixing MIG and whole GPUs
+  kEmptyEntry,     // ",," or a trailing comma
+  kNoDevice,       // names a GPU in MIG mode that has no MIG instance: no CUDA device
+  kListVoided,     // valid, but a duplicate elsewhere in the list leaves CUDA no device
 };
 
 struct DroppedEntry {
-  int position = 0;   // 0-based position in the list
+  // 0-based position in the list; -1 when CUDA_VISIBLE_DEVICES is unset and
+  // the device was dropped from CUDA's own enumeration (token is then "").
+  int position = 0;
   std::string token;  // the entry as written, whitespace trimmed
+  std::string uuid;   // the device the entry named; "" when it named none
   DropReason reason = DropReason::kInvalidToken;
   std::string detail;  // one human line: why, e.g. "index 7 but only 4 GPUs"
 };
@@ -63,7 +71,19 @@ struct Resolution {
 };
 
 // Resolves `env` against the physical GPUs (NVML order, with MIG instances).
+// Never fails: every entry CUDA would not use is in `dropped` with a reason,
+// and every visible device came from an entry before the first invalid one.
 Resolution ResolveVisibleDevices(const std::vector<Gpu>& gpus, const VisibilityEnv& env);
+
+// The same, with CUDA's true FASTEST_FIRST order known (NVML indices, fastest
+// first), e.g. from a simulated driver or a probe: nothing is guessed then.
+// NVML indices missing from the list follow the listed ones in PCI order.
+Resolution ResolveVisibleDevicesWithOrder(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
+                                          std::span<const uint32_t> fastest_first_nvml_indices);
+
+// Picks the variables VisibilityEnv holds out of a full environment (any map
+// of NAME to value); a name not in the map is unset.
+VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& environment);
 
 // A short user-facing text for a drop reason ("invalid entry", ...).
 const char* DropReasonName(DropReason reason);

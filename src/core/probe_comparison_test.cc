@@ -1,0 +1,94 @@
+#include "core/probe_comparison.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpupin {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Resolution Model(std::vector<std::string> uuids, bool guess = false) {
+  Resolution model;
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    VisibleDevice device;
+    device.ordinal = static_cast<int>(i);
+    device.gpu_index = static_cast<uint32_t>(i);
+    device.uuid = uuids[i];
+    model.visible.push_back(device);
+  }
+  model.order_is_guess = guess;
+  return model;
+}
+
+ProbeResult Driver(std::vector<std::string> uuids) {
+  ProbeResult probe;
+  probe.status = ProbeStatus::kOk;
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    ProbedDevice device;
+    device.ordinal = static_cast<int>(i);
+    device.uuid = uuids[i];
+    probe.devices.push_back(device);
+  }
+  return probe;
+}
+
+constexpr char kA[] = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6";
+constexpr char kB[] = "GPU-11111111-d72c-4106-c12f-20bd9faed9f6";
+
+TEST(ProbeComparisonTest, SameDevicesInSameOrderAgree) {
+  const ProbeComparison c = CompareProbe(Model({kA, kB}), Driver({kA, kB}));
+  EXPECT_TRUE(c.comparable);
+  EXPECT_TRUE(c.agree);
+  EXPECT_TRUE(c.differences.empty());
+}
+
+TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
+  const ProbeComparison c = CompareProbe(Model({kA, kB}, true), Driver({kB, kA}));
+  EXPECT_FALSE(c.agree);
+  ASSERT_EQ(c.differences.size(), 3u);
+  EXPECT_THAT(c.differences[0], HasSubstr("cuda:0: gpupin expects GPU 0"));
+  EXPECT_THAT(c.differences[0], HasSubstr(std::string("the driver has ") + kB));
+  EXPECT_THAT(c.differences[2], HasSubstr("was a guess"));
+}
+
+TEST(ProbeComparisonTest, CountDifference) {
+  const ProbeComparison c = CompareProbe(Model({kA}), Driver({kA, kB}));
+  EXPECT_FALSE(c.agree);
+  EXPECT_THAT(c.differences,
+              ElementsAre(HasSubstr("expects 1 CUDA device(s), the driver enumerates 2"),
+                          HasSubstr("cuda:1: the driver has")));
+}
+
+TEST(ProbeComparisonTest, MigUuidMatchesTheDriversBytes) {
+  const ProbeComparison c = CompareProbe(Model({"MIG-c788539f-c1ea-5a36-8b4d-9b07d024b1bb"}),
+                                         Driver({"GPU-c788539f-c1ea-5a36-8b4d-9b07d024b1bb"}));
+  EXPECT_TRUE(c.agree);
+}
+
+TEST(ProbeComparisonTest, NoDeviceAnswerAgreesWithAnEmptyModel) {
+  ProbeResult probe;
+  probe.status = ProbeStatus::kNoDevice;
+  EXPECT_TRUE(CompareProbe(Model({}), probe).agree);
+  EXPECT_FALSE(CompareProbe(Model({kA}), probe).agree);
+}
+
+TEST(ProbeComparisonTest, NoAnswerIsNotComparable) {
+  ProbeResult probe;
+  probe.status = ProbeStatus::kUnavailable;
+  probe.detail = "cannot load libcuda.so.1";
+  const ProbeComparison c = CompareProbe(Model({kA}), probe);
+  EXPECT_FALSE(c.comparable);
+  EXPECT_FALSE(c.agree);
+  EXPECT_THAT(c.differences, ElementsAre(HasSubstr("cannot load libcuda.so.1")));
+}
+
+TEST(ProbeComparisonTest, CudaErrorsAreNamed) {
+  EXPECT_EQ(DescribeCudaError(100),
+            "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected");
+  EXPECT_EQ(DescribeCudaError(4242), "CUDA error 4242");
+}
+
+}  // namespace
+}  // namespace gpupin

@@ -1,0 +1,326 @@
+#include "sys/cuda_probe.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+extern char** environ;
+
+namespace gpupin {
+namespace {
+
+using json = nlohmann::json;
+
+// The few CUDA driver API types the probe needs (cuda.h, stable since CUDA 2).
+using CUresult = int;
+using CUdevice = int;
+struct CUuuid {
+  unsigned char bytes[16];
+};
+constexpr CUresult kCudaSuccess = 0;
+constexpr CUresult kCudaErrorNoDevice = 100;
+
+struct CudaApi {
+  CUresult (*init)(unsigned int) = nullptr;
+  CUresult (*driver_get_version)(int*) = nullptr;
+  CUresult (*device_get_count)(int*) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*device_get_uuid)(CUuuid*, CUdevice) = nullptr;
+  CUresult (*device_get_pci_bus_id)(char*, int, CUdevice) = nullptr;
+  CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
+};
+
+template <class F>
+void Bind(void* library, const char* symbol, F* slot) {
+  *slot = reinterpret_cast<F>(dlsym(library, symbol));
+}
+
+// The child's side: one JSON object per line on `fd`.
+class Reporter {
+ public:
+  explicit Reporter(int fd) : fd_(fd) {}
+  void Send(const json& event) {
+    const std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    size_t written = 0;
+    while (written < line.size()) {
+      const ssize_t n = write(fd_, line.data() + written, line.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) _exit(3);  // the parent is gone; nobody to tell
+      written += static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+json CudaCall(const CudaApi& api, const char* call, CUresult result) {
+  json event = {{"event", "error"}, {"call", call}, {"result", result}};
+  const char* name = nullptr;
+  if (api.get_error_name != nullptr && api.get_error_name(result, &name) == kCudaSuccess &&
+      name != nullptr) {
+    event["name"] = name;
+  }
+  return event;
+}
+
+json ProbeDevice(const CudaApi& api, int ordinal) {
+  json device = {{"event", "device"}, {"ordinal", ordinal}, {"errors", json::array()}};
+  auto failed = [&](const char* call, CUresult result) {
+    device["errors"].push_back(std::string(call) + ": " + DescribeCudaError(result));
+  };
+  CUdevice handle = 0;
+  if (const CUresult r = api.device_get(&handle, ordinal); r != kCudaSuccess) {
+    failed("cuDeviceGet", r);
+    return device;
+  }
+  CUuuid uuid{};
+  if (const CUresult r = api.device_get_uuid(&uuid, handle); r == kCudaSuccess) {
+    device["uuid"] = FormatCudaUuid(uuid.bytes);
+  } else {
+    failed("cuDeviceGetUuid", r);
+  }
+  char text[256] = {};
+  if (const CUresult r = api.device_get_pci_bus_id(text, sizeof text - 1, handle);
+      r == kCudaSuccess) {
+    device["pci_bus_id"] = std::string(text);
+  } else {
+    failed("cuDeviceGetPCIBusId", r);
+  }
+  std::memset(text, 0, sizeof text);
+  if (const CUresult r = api.device_get_name(text, sizeof text - 1, handle); r == kCudaSuccess) {
+    device["name"] = std::string(text);
+  } else {
+    failed("cuDeviceGetName", r);
+  }
+  return device;
+}
+
+[[noreturn]] void RunChild(const std::string& libcuda_path, int fd) {
+  Reporter out(fd);
+  void* library = dlopen(libcuda_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    out.Send({{"event", "unavailable"},
+              {"detail", "cannot load " + libcuda_path + ": " + (why ? why : "unknown reason")}});
+    _exit(0);
+  }
+  CudaApi api;
+  Bind(library, "cuInit", &api.init);
+  Bind(library, "cuDriverGetVersion", &api.driver_get_version);
+  Bind(library, "cuDeviceGetCount", &api.device_get_count);
+  Bind(library, "cuDeviceGet", &api.device_get);
+  // _v2 gives a MIG instance's own UUID; the first version its parent's.
+  Bind(library, "cuDeviceGetUuid_v2", &api.device_get_uuid);
+  if (api.device_get_uuid == nullptr) Bind(library, "cuDeviceGetUuid", &api.device_get_uuid);
+  Bind(library, "cuDeviceGetPCIBusId", &api.device_get_pci_bus_id);
+  Bind(library, "cuDeviceGetName", &api.device_get_name);
+  Bind(library, "cuGetErrorName", &api.get_error_name);
+  for (const auto& [symbol, present] :
+       {std::pair{"cuInit", api.init != nullptr},
+        std::pair{"cuDeviceGetCount", api.device_get_count != nullptr},
+        std::pair{"cuDeviceGet", api.device_get != nullptr},
+        std::pair{"cuDeviceGetUuid", api.device_get_uuid != nullptr},
+        std::pair{"cuDeviceGetPCIBusId", api.device_get_pci_bus_id != nullptr},
+        std::pair{"cuDeviceGetName", api.device_get_name != nullptr}}) {
+    if (!present) {
+      out.Send({{"event", "unavailable"},
+                {"detail", libcuda_path + " lacks " + symbol + "; it is no CUDA driver library"}});
+      _exit(0);
+    }
+  }
+  out.Send({{"event", "loaded"}});
+  if (const CUresult r = api.init(0); r != kCudaSuccess) {
+    out.Send(CudaCall(api, "cuInit", r));
+    _exit(0);
+  }
+  out.Send({{"event", "initialised"}});
+  int version = 0;
+  if (api.driver_get_version != nullptr && api.driver_get_version(&version) == kCudaSuccess) {
+    out.Send({{"event", "driver_version"}, {"value", version}});
+  }
+  int count = 0;
+  if (const CUresult r = api.device_get_count(&count); r != kCudaSuccess) {
+    out.Send(CudaCall(api, "cuDeviceGetCount", r));
+    _exit(0);
+  }
+  out.Send({{"event", "count"}, {"value", count}});
+  for (int ordinal = 0; ordinal < count; ++ordinal) out.Send(ProbeDevice(api, ordinal));
+  out.Send({{"event", "done"}});
+  _exit(0);
+}
+
+// The parent's side: what the child said, line by line.
+struct Transcript {
+  std::vector<json> events;
+  std::string partial;  // an unfinished last line
+  bool timed_out = false;
+  int wait_status = 0;
+};
+
+std::string Stage(const Transcript& transcript) {
+  if (transcript.events.empty()) return "while loading libcuda";
+  const std::string last = transcript.events.back().value("event", "");
+  if (last == "loaded") return "in cuInit";
+  if (last == "initialised" || last == "driver_version") return "in cuDeviceGetCount";
+  return "while listing devices";
+}
+
+void Collect(int fd, pid_t child, std::chrono::milliseconds timeout, Transcript* transcript) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buffer[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      transcript->timed_out = true;
+      kill(child, SIGKILL);
+      break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;  // the deadline check above ends it
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the child is done (or died)
+    transcript->partial.append(buffer, static_cast<size_t>(n));
+    size_t newline;
+    while ((newline = transcript->partial.find('\n')) != std::string::npos) {
+      json event = json::parse(transcript->partial.substr(0, newline), nullptr, false);
+      transcript->partial.erase(0, newline + 1);
+      if (!event.is_discarded() && event.is_object())
+        transcript->events.push_back(std::move(event));
+    }
+  }
+  while (waitpid(child, &transcript->wait_status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+std::string CudaFailure(const json& event) {
+  const int code = event.value("result", -1);
+  std::string text = DescribeCudaError(code);
+  if (text.starts_with("CUDA error") && event.contains("name") && event["name"].is_string()) {
+    text = event["name"].get<std::string>() + " (" + std::to_string(code) + ")";
+  }
+  return event.value("call", "?") + ": " + text;
+}
+
+std::optional<std::string> OptionalString(const json& event, const char* key) {
+  if (!event.contains(key) || !event[key].is_string()) return std::nullopt;
+  return event[key].get<std::string>();
+}
+
+ProbeResult Interpret(const Transcript& transcript, const ProbeOptions& options) {
+  ProbeResult result;
+  bool done = false;
+  for (const json& event : transcript.events) {
+    const std::string kind = event.value("event", "");
+    if (kind == "unavailable") {
+      result.status = ProbeStatus::kUnavailable;
+      result.detail = event.value("detail", "libcuda could not be loaded");
+      return result;
+    }
+    if (kind == "error") {
+      const int code = event.value("result", -1);
+      result.cuda_error = code;
+      result.detail = CudaFailure(event);
+      result.status = code == kCudaErrorNoDevice && event.value("call", "") == "cuInit"
+                          ? ProbeStatus::kNoDevice
+                          : ProbeStatus::kInitFailed;
+      return result;
+    }
+    if (kind == "driver_version" && event["value"].is_number_integer()) {
+      result.driver_version = event["value"].get<int>();
+    }
+    if (kind == "device") {
+      ProbedDevice device;
+      device.ordinal = event.value("ordinal", static_cast<int>(result.devices.size()));
+      device.uuid = OptionalString(event, "uuid");
+      device.pci_bus_id = OptionalString(event, "pci_bus_id");
+      device.name = OptionalString(event, "name");
+      if (event.contains("errors") && event["errors"].is_array()) {
+        for (const json& error : event["errors"]) {
+          if (error.is_string()) device.errors.push_back(error.get<std::string>());
+        }
+      }
+      result.devices.push_back(std::move(device));
+    }
+    done = done || kind == "done";
+  }
+  if (transcript.timed_out) {
+    result.status = ProbeStatus::kTimedOut;
+    result.detail = "the CUDA driver did not answer within " +
+                    std::to_string(options.timeout.count()) + " ms (stuck " + Stage(transcript) +
+                    "); the probe process was killed";
+  } else if (!done) {
+    result.status = ProbeStatus::kCrashed;
+    const int status = transcript.wait_status;
+    result.detail =
+        "the probe process " +
+        (WIFSIGNALED(status) ? "died of signal " + std::to_string(WTERMSIG(status))
+                             : "exited with status " + std::to_string(WEXITSTATUS(status))) +
+        " " + Stage(transcript);
+  } else {
+    result.status = ProbeStatus::kOk;
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string FormatCudaUuid(const unsigned char (&bytes)[16]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    text += kHex[bytes[i] >> 4];
+    text += kHex[bytes[i] & 0xf];
+  }
+  return text;
+}
+
+Result<ProbeResult> ProbeCuda(const ProbeOptions& options) {
+  // Everything the child needs is prepared before fork, so that the child
+  // only swaps `environ` and goes straight to dlopen.
+  std::vector<std::string> assignments;
+  for (const auto& [name, value] : options.environment) assignments.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& assignment : assignments) envp.push_back(assignment.data());
+  envp.push_back(nullptr);
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return MakeError(ExitCode::kError, std::string("cannot create a pipe for the CUDA probe: ") +
+                                           std::strerror(errno));
+  }
+  const pid_t child = fork();
+  if (child < 0) {
+    const int error = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return MakeError(ExitCode::kError,
+                     std::string("cannot start the CUDA probe process: ") + std::strerror(error));
+  }
+  if (child == 0) {
+    close(fds[0]);
+    environ = envp.data();
+    RunChild(options.libcuda_path, fds[1]);
+  }
+  close(fds[1]);
+  Transcript transcript;
+  Collect(fds[0], child, options.timeout, &transcript);
+  close(fds[0]);
+  return Interpret(transcript, options);
+}
+
+}  // namespace gpupin

@@ -1,0 +1,18 @@
+// The process environment, read in one place so that everything else takes
+// plain values (core/ never calls getenv).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/cuda_visible.h"
+
+namespace gpupin {
+
+// Every variable of this process's environment, NAME to value.
+std::map<std::string, std::string> ProcessEnvironment();
+
+// The visibility variables of this process (VisibilityEnvFromMap of the above).
+VisibilityEnv VisibilityEnvFromProcess();
+
+}  // namespace gpupin
