@@ -8,7 +8,8 @@
 # Both run against the simulated NVML (bin/libgpupin-sim-nvml.so) on the same
 # scenario, RUNS times each, interleaved so that machine noise hits both
 # alike. Prints the median wall time of each and gpupin/floor; the target is
-# a ratio of at most 1.5. GPUPIN_BENCH_FLOOR_ONLY=1 times the floor alone.
+# a ratio of at most 1.5. GPUPIN_BENCH_FLOOR_ONLY=1 times the floor alone;
+# GPUPIN_BENCH_BIN=DIR takes the binaries from DIR instead of build/release/bin.
 # Exits 1 if either command fails once.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "sim/scenario.h"
 
 namespace gpupin::sim {
 
@@ -17,6 +20,17 @@ inline std::string BinPath(const std::string& name) {
 }
 inline std::string SourcePath(const std::string& name) {
   return std::string(GPUPIN_TEST_SOURCE_DIR) + "/" + name;
+}
+
+// The UUIDs of a scenario's GPUs by NVML index (empty when it does not load).
+inline std::vector<std::string> ScenarioUuids(const std::string& source_relative_path) {
+  std::vector<std::string> uuids;
+  auto scenario = LoadScenario(SourcePath(source_relative_path));
+  EXPECT_TRUE(scenario.ok());
+  if (scenario.ok()) {
+    for (const auto& gpu : scenario->gpus) uuids.push_back(gpu.uuid);
+  }
+  return uuids;
 }
 
 class TempDir {

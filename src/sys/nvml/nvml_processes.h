@@ -20,7 +20,8 @@ enum class ProcessKind { kCompute, kGraphics };
 //
 // Returns NVML_SUCCESS, or the code that stopped the read (NO_PERMISSION,
 // NOT_SUPPORTED, GPU_IS_LOST, ...; INSUFFICIENT_SIZE when the list kept
-// growing for every retry); `processes` is then left as it was.
+// growing for every retry or claims an absurd length); `processes` is then
+// left as it was.
 nvmlReturn_t ReadProcessList(const NvmlProcessQuery& query, nvmlDevice_t device, ProcessKind kind,
                              std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes);
 

@@ -121,15 +121,22 @@ class DeviceQueries {
     return FromBuffer(buffer);
   }
 
+  // Calls an optional function of this device while the GPU is healthy;
+  // true when it answered.
+  template <class F, class... Args>
+  bool Query(F fn, const char* what, Args... args) {
+    return fn && healthy() && Check(fn(handle_, args...), what);
+  }
+
   std::optional<unsigned> Uint(nvmlDeviceGetUint_fn fn, const char* what) {
     unsigned value = 0;
-    if (!fn || !healthy() || !Check(fn(handle_, &value), what)) return std::nullopt;
+    if (!Query(fn, what, &value)) return std::nullopt;
     return value;
   }
 
   std::optional<int> Int(nvmlDeviceGetInt_fn fn, const char* what) {
     int value = 0;
-    if (!fn || !healthy() || !Check(fn(handle_, &value), what)) return std::nullopt;
+    if (!Query(fn, what, &value)) return std::nullopt;
     return value;
   }
 
@@ -236,7 +243,7 @@ class NvmlSource final : public GpuSource {
       addresses_[index] = AddressOf(pci);
     }
     gpu.name = q.String(fn_.name, "reading its name", true).value_or("");
-    if (q.healthy()) ReadMetrics(q, handle, gpu);
+    if (q.healthy()) ReadMetrics(q, gpu);
     if (!q.healthy()) {
       // A lost GPU's lists cannot be read: unknown, not idle.
       gpu.processes_known = false;
@@ -244,21 +251,18 @@ class NvmlSource final : public GpuSource {
     }
   }
 
-  void ReadMetrics(DeviceQueries& q, nvmlDevice_t handle, Gpu& gpu) {
+  void ReadMetrics(DeviceQueries& q, Gpu& gpu) {
     const MemoryFigures memory = q.Memory();
     gpu.memory_total_bytes = memory.total;
     gpu.memory_used_bytes = memory.used;
     gpu.memory_free_bytes = memory.free;
     gpu.memory_reserved_bytes = memory.reserved;
-    if (nvmlUtilization_t rates{};
-        fn_.utilization && q.healthy() &&
-        q.Check(fn_.utilization(handle, &rates), "reading utilization")) {
+    if (nvmlUtilization_t rates{}; q.Query(fn_.utilization, "reading utilization", &rates)) {
       gpu.utilization_gpu_percent = rates.gpu;
       gpu.utilization_memory_percent = rates.memory;
     }
     if (unsigned celsius = 0;
-        fn_.temperature && q.healthy() &&
-        q.Check(fn_.temperature(handle, kNvmlTemperatureGpu, &celsius), "reading temperature")) {
+        q.Query(fn_.temperature, "reading temperature", kNvmlTemperatureGpu, &celsius)) {
       gpu.temperature_c = celsius;
     }
     gpu.power_draw_mw = q.Uint(fn_.power_usage, "reading power draw");
@@ -268,39 +272,35 @@ class NvmlSource final : public GpuSource {
     if (auto mode = q.Int(fn_.persistence_mode, "reading the persistence mode")) {
       gpu.persistence_mode = *mode == static_cast<int>(kNvmlFeatureEnabled);
     }
-    if (ComputeCapability cc; fn_.compute_capability && q.healthy() &&
-                              q.Check(fn_.compute_capability(handle, &cc.major, &cc.minor),
-                                      "reading the compute capability")) {
+    if (ComputeCapability cc;
+        q.Query(fn_.compute_capability, "reading the compute capability", &cc.major, &cc.minor)) {
       gpu.compute_capability = cc;
     }
     gpu.cores = q.Uint(fn_.num_cores, "reading the core count");
     gpu.minor_number = q.Uint(fn_.minor_number, "reading the minor number");
-    ReadCpuAffinity(q, handle, gpu);
+    ReadCpuAffinity(q, gpu);
     if (auto node = q.Uint(fn_.numa_node, "reading the NUMA node"))
       gpu.numa_node = static_cast<int>(*node);
     gpu.board_id = q.Uint(fn_.board_id, "reading the board id");
     if (auto multi = q.Uint(fn_.multi_gpu_board, "reading the multi-GPU board flag"))
       gpu.multi_gpu_board = *multi != 0;
     if (unsigned current = 0, pending = 0;
-        fn_.mig_mode && q.healthy() &&
-        q.Check(fn_.mig_mode(handle, &current, &pending), "reading the MIG mode")) {
+        q.Query(fn_.mig_mode, "reading the MIG mode", &current, &pending)) {
       gpu.mig_enabled = current == kNvmlMigEnable;
     }
     // In MIG mode the parent's lists need privileges and give aggregates
     // only (facts §5.7), so processes are read per instance.
     if (gpu.mig_enabled == true && fn_.max_mig_device_count && fn_.mig_device_handle) {
-      ReadMigDevices(q, handle, gpu);
+      ReadMigDevices(q, gpu);
     } else if (q.healthy()) {
       gpu.processes_known = q.Processes(scratch_, gpu.processes);
     }
   }
 
-  void ReadCpuAffinity(DeviceQueries& q, nvmlDevice_t handle, Gpu& gpu) {
-    if (!fn_.cpu_affinity || !q.healthy()) return;
+  void ReadCpuAffinity(DeviceQueries& q, Gpu& gpu) {
     affinity_mask_.assign(static_cast<size_t>(cpu_affinity_words_), 0);
-    if (!q.Check(fn_.cpu_affinity(handle, static_cast<unsigned>(affinity_mask_.size()),
-                                  affinity_mask_.data()),
-                 "reading the CPU affinity")) {
+    if (!q.Query(fn_.cpu_affinity, "reading the CPU affinity",
+                 static_cast<unsigned>(affinity_mask_.size()), affinity_mask_.data())) {
       return;
     }
     if (std::string cpus = FormatCpuList(affinity_mask_); !cpus.empty())
@@ -309,12 +309,13 @@ class NvmlSource final : public GpuSource {
 
   // The recipe of facts §5.8: every slot up to the maximum, empty ones
   // (NOT_FOUND) skipped.
-  void ReadMigDevices(DeviceQueries& q, nvmlDevice_t handle, Gpu& gpu) {
+  void ReadMigDevices(DeviceQueries& q, Gpu& gpu) {
     const std::optional<unsigned> slots =
         q.Uint(fn_.max_mig_device_count, "reading the MIG device count");
+    if (!slots) gpu.processes_known = false;
     for (unsigned slot = 0; slot < slots.value_or(0) && q.healthy(); ++slot) {
       nvmlDevice_t mig_handle = nullptr;
-      if (!q.Check(fn_.mig_device_handle(handle, slot, &mig_handle), "getting a MIG device handle"))
+      if (!q.Query(fn_.mig_device_handle, "getting a MIG device handle", slot, &mig_handle))
         continue;
       // An instance that is lost means its GPU is: they share the health.
       DeviceQueries mq(*library_, mig_handle, gpu.health_error);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -75,9 +76,10 @@ class SimNvmlTest : public testing::Test {
 
   // Writes `scenario` where the simulated library reads it.
   void UseScenario(const json& scenario) {
-    const std::string path = testing::TempDir() + "/nvml_source_test_" +
-                             testing::UnitTest::GetInstance()->current_test_info()->name() +
-                             ".json";
+    const testing::TestInfo* test = testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(test->test_suite_name()) + "." + test->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    const std::string path = testing::TempDir() + "/nvml_source_test_" + name + ".json";
     std::ofstream(path) << scenario.dump();
     setenv("GPUPIN_SIM_SCENARIO", path.c_str(), 1);
   }
@@ -359,6 +361,15 @@ TEST_F(SimNvmlTest, ProcessesWithoutPermissionAreUnknownNotIdle) {
   EXPECT_TRUE(gpu.healthy());
   EXPECT_FALSE(gpu.processes_known);
   EXPECT_TRUE(inventory.gpus.at(1).processes_known);
+}
+
+TEST_F(SimNvmlTest, MigProcessesWithoutPermissionAreUnknown) {
+  json scenario = Fixture();
+  scenario["gpus"][3]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses", "NO_PERMISSION"}};
+  const Gpu gpu = Snapshot(scenario).gpus.at(3);
+  EXPECT_TRUE(gpu.healthy());
+  EXPECT_EQ(gpu.mig_devices.size(), 2u);
+  EXPECT_FALSE(gpu.processes_known);
 }
 
 TEST_F(SimNvmlTest, SixtyFourGpuServer) {

@@ -1,0 +1,153 @@
+// gpupin-sim-workload: behaves like a CUDA application on the simulated
+// server. It resolves CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER as CUDA would,
+// holds SIZE bytes on each device it sees (as an entry in the live registry,
+// so the simulated NVML lists it), logs start and end as JSON lines, and
+// exits like a CUDA program: 100 when it sees no device, 128+signal when
+// stopped by SIGTERM or SIGINT.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/units.h"
+#include "sim/cuda_devices.h"
+#include "sim/live_registry.h"
+#include "sim/nvml_return.h"
+#include "sim/scenario_source.h"
+#include "sys/environment.h"
+
+namespace gpupin::sim {
+namespace {
+
+constexpr const char* kProgram = "gpupin-sim-workload";
+
+struct Options {
+  std::string mem = "1G";
+  std::optional<double> seconds;
+  std::optional<std::string> log;
+  bool graphics = false;
+  std::string name = kProgram;
+};
+
+int Fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "%s: %s\n", kProgram, message.c_str());
+  return code;
+}
+
+long long NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// One write() of one line with O_APPEND: lines of concurrent workloads never interleave.
+void LogLine(const std::optional<std::string>& path, const nlohmann::json& event) {
+  if (!path) return;
+  int fd = open(path->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    Fail("cannot open the log " + *path);
+    return;
+  }
+  std::string line = event.dump() + "\n";
+  if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+    Fail("cannot write the log " + *path);
+  close(fd);
+}
+
+// Waits `seconds` (forever when absent) or until SIGTERM/SIGINT, which the
+// caller has blocked; returns the signal, or 0 when the time ran out.
+int Wait(std::optional<double> seconds) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  if (!seconds) {
+    int signal = 0;
+    sigwait(&stop, &signal);
+    return signal;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(*seconds);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return 0;
+    timespec wait{static_cast<time_t>(left.count() / 1000000000),
+                  static_cast<long>(left.count() % 1000000000)};
+    int signal = sigtimedwait(&stop, nullptr, &wait);
+    if (signal > 0) return signal;
+  }
+}
+
+int Run(const Options& options) {
+  auto bytes = ParseSize(options.mem);
+  if (!bytes) return Fail("--mem: " + bytes.error().message, 2);
+  if (options.seconds && !(*options.seconds >= 0)) return Fail("--seconds must be 0 or more", 2);
+  auto path = ScenarioPathFromEnv();
+  if (!path) return Fail(path.error().message);
+  auto scenario = LoadScenario(*path);
+  if (!scenario) return Fail(scenario.error().message);
+  if (scenario->init_error)
+    return Fail(std::string("CUDA driver initialisation failed (NVML: ") +
+                NvmlReturnText(*scenario->init_error) + ")");
+
+  VisibilityEnv env = VisibilityEnvFromProcess();
+  Resolution resolution = ResolveCudaDevices(*scenario, env);
+  if (resolution.visible.empty()) return Fail("no CUDA-capable device is detected", 100);
+
+  // Blocked before registering, so a signal in between ends us cleanly below.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  sigprocmask(SIG_BLOCK, &stop, nullptr);
+
+  LiveProcess me{getpid(),    ProcessStartTime(getpid()).value_or(0), {}, *bytes, options.graphics,
+                 options.name};
+  nlohmann::json indices = nlohmann::json::array();
+  for (const VisibleDevice& d : resolution.visible) {
+    me.uuids.push_back(d.uuid);
+    indices.push_back(d.gpu_index);
+  }
+  std::string dir = LiveDir(*path);
+  if (auto registered = RegisterLive(dir, me); !registered) return Fail(registered.error().message);
+
+  LogLine(options.log, {{"event", "start"},
+                        {"pid", me.pid},
+                        {"t_ms", NowMs()},
+                        {"uuids", me.uuids},
+                        {"nvml_indices", indices},
+                        {"cuda_visible_devices", env.cuda_visible_devices
+                                                     ? nlohmann::json(*env.cuda_visible_devices)
+                                                     : nlohmann::json(nullptr)},
+                        {"name", options.name}});
+  int signal = Wait(options.seconds);
+  UnregisterLive(dir, me);
+  nlohmann::json end = {
+      {"event", "end"}, {"pid", me.pid}, {"t_ms", NowMs()}, {"name", options.name}};
+  if (signal) end["signal"] = signal;
+  LogLine(options.log, end);
+  return signal ? 128 + signal : 0;
+}
+
+}  // namespace
+}  // namespace gpupin::sim
+
+int main(int argc, char** argv) {
+  gpupin::sim::Options options;
+  CLI::App app{"A CUDA application on the simulated server: holds memory on the GPUs it sees."};
+  app.add_option("--mem", options.mem, "memory to hold on each visible GPU (default 1G)");
+  app.add_option("--seconds", options.seconds, "how long to run (default: until killed)");
+  app.add_option("--log", options.log, "append JSON lines for start and end to FILE");
+  app.add_flag("--graphics", options.graphics,
+               "be listed as a graphics process instead of compute");
+  app.add_option("--name", options.name, "a name for the log and the registry");
+  CLI11_PARSE(app, argc, argv);
+  return gpupin::sim::Run(options);
+}
