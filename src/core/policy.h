@@ -85,6 +85,11 @@ struct Selection {
 // request.count cards are eligible, returns ExitCode::kNoGpu with one line
 // naming what blocked each card; `verdicts` are still useful for --explain,
 // so they come back through the out-parameter when it is given.
+// A count that no state of the cards could meet (more than exist, than the
+// caller's allocation, than --only/--exclude leave, or than have --mem) is
+// kUsage, not kNoGpu: waiting would never help.
+// The chosen cards come in NVML order; the rules and their reasons are at the
+// top of policy.cc.
 Result<Selection> ChooseGpus(const PolicyInput& input,
                              std::vector<CardVerdict>* verdicts_on_failure = nullptr);
 
