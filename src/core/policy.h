@@ -71,8 +71,10 @@ struct CardVerdict {
   uint32_t gpu_index = 0;
   bool eligible = false;
   bool chosen = false;
-  std::string
-      reason;  // "free: 79.1G free, 0 % util" / "leased by alice (pid 4121, python train.py)"
+  // One line: "free: 79.1G free, 0% util", "busy: 23.1G used > 1G (--max-used)",
+  // "leased by alice (pid 4121, python train.py) since 14:05",
+  // "chosen: 79.1G free, 0% util; ranked by free memory".
+  std::string reason;
 };
 
 struct Selection {
