@@ -39,6 +39,8 @@
 //   cards: more GPUs than exist, than the caller's allocation, than --only and
 //   --exclude leave, or than have the --mem asked for. That is kUsage. Lost,
 //   MIG-enabled and PROHIBITED cards may come back, so they count as kNoGpu.
+// - For N>1 with --near, closeness comes before --order and --prefer, which
+//   then rank within the closest class (see ClosestSet).
 // - The chosen cards are returned in NVML (PCI) order, whatever ranked them:
 //   cuda:0 is then the lowest-numbered card, as nvidia-smi lists them.
 // - Whole-GPU selection only: a MIG-enabled GPU is passed over; choosing MIG

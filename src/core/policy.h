@@ -71,8 +71,10 @@ struct CardVerdict {
   uint32_t gpu_index = 0;
   bool eligible = false;
   bool chosen = false;
-  std::string
-      reason;  // "free: 79.1G free, 0 % util" / "leased by alice (pid 4121, python train.py)"
+  // One line: "free: 79.1G free, 0% util", "busy: 23.1G used > 1G (--max-used)",
+  // "leased by alice (pid 4121, python train.py) since 14:05",
+  // "chosen: 79.1G free, 0% util; ranked by free memory".
+  std::string reason;
 };
 
 struct Selection {
@@ -85,6 +87,11 @@ struct Selection {
 // request.count cards are eligible, returns ExitCode::kNoGpu with one line
 // naming what blocked each card; `verdicts` are still useful for --explain,
 // so they come back through the out-parameter when it is given.
+// A count that no state of the cards could meet (more than exist, than the
+// caller's allocation, than --only/--exclude leave, or than have --mem) is
+// kUsage, not kNoGpu: waiting would never help.
+// The chosen cards come in NVML order; the rules and their reasons are at the
+// top of policy.cc.
 Result<Selection> ChooseGpus(const PolicyInput& input,
                              std::vector<CardVerdict>* verdicts_on_failure = nullptr);
 
