@@ -146,16 +146,22 @@ bool UsesDevice(const LiveProcess& p, const std::string& uuid) {
   return std::find(p.uuids.begin(), p.uuids.end(), uuid) != p.uuids.end();
 }
 
+// Whether a live process holds memory on the device: a whole GPU includes
+// its MIG instances.
+bool HoldsMemoryOn(const LiveProcess& p, const Target& t) {
+  if (t.mig) return UsesDevice(p, t.mig->uuid);
+  return UsesDevice(p, t.gpu->uuid) ||
+         std::any_of(t.gpu->mig_instances.begin(), t.gpu->mig_instances.end(),
+                     [&](const SimMigInstance& m) { return UsesDevice(p, m.uuid); });
+}
+
 // The device's memory with live workloads added: {total, reserved, used}.
 std::optional<SimMemory> MemoryNow(const Call& c, const Target& t) {
   const auto& base = t.mig ? t.mig->memory : t.gpu->memory;
   if (!base) return std::nullopt;
   SimMemory m = *base;
   for (const auto& p : ListLive(c.st.source->live_dir())) {
-    bool counts = t.mig ? UsesDevice(p, t.mig->uuid) : UsesDevice(p, t.gpu->uuid);
-    for (const auto& instance : t.mig ? std::vector<SimMigInstance>{} : t.gpu->mig_instances)
-      counts = counts || UsesDevice(p, instance.uuid);
-    if (counts) m.used_bytes += p.used_memory_bytes;
+    if (HoldsMemoryOn(p, t)) m.used_bytes += p.used_memory_bytes;
   }
   m.used_bytes = std::min(m.used_bytes, m.total_bytes - std::min(m.total_bytes, m.reserved_bytes));
   return m;

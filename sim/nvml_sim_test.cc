@@ -440,6 +440,33 @@ TEST_F(SimNvml, LiveProcessesAppearAndVanishWhenKilled) {
   EXPECT_EQ(memory().used, used_before);
 }
 
+TEST_F(SimNvml, LiveProcessOnAMigInstance) {
+  ASSERT_EQ(Init("examples/a100-mig.json"), NVML_SUCCESS);
+  nvmlDevice_t gpu = Handle(0);
+  nvmlDevice_t mig = nullptr;
+  ASSERT_EQ(lib_.Fn<nvmlDeviceGetMigDeviceHandleByIndex_fn>("nvmlDeviceGetMigDeviceHandleByIndex")(
+                gpu, 1, &mig),
+            NVML_SUCCESS);
+  auto used = [&](nvmlDevice_t d) {
+    nvmlMemory_t m{};
+    EXPECT_EQ(lib_.Fn<nvmlDeviceGetMemoryInfo_fn>("nvmlDeviceGetMemoryInfo")(d, &m), NVML_SUCCESS);
+    return m.used;
+  };
+  uint64_t gpu_before = used(gpu), mig_before = used(mig);
+  pid_t child = StartRegisteredChild(live_dir_, String("nvmlDeviceGetUUID", mig), 1ULL << 30);
+  ASSERT_GT(child, 0);
+  auto processes = Processes(mig);
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_EQ(processes[0].pid, static_cast<unsigned>(child));
+  EXPECT_EQ(processes[0].gpuInstanceId, 3u);
+  EXPECT_EQ(Processes(gpu).size(), 2u);
+  EXPECT_EQ(used(mig), mig_before + (1ULL << 30));
+  EXPECT_EQ(used(gpu), gpu_before + (1ULL << 30));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_TRUE(Processes(mig).empty());
+}
+
 TEST_F(SimNvml, TopologyAndNvLink) {
   ASSERT_EQ(Init("examples/lab-8gpu.json"), NVML_SUCCESS);
   auto ancestor =

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "sim/sim_test_util.h"
 
@@ -27,6 +28,18 @@ TEST(SimScenario, EveryExampleAndFixtureParses) {
     }
   }
   EXPECT_GE(files, 10);
+}
+
+TEST(SimScenario, TheDocumentedExampleParses) {
+  std::ifstream in(SourcePath("doc/scenario.md"));
+  std::string doc((std::istreambuf_iterator<char>(in)), {});
+  size_t start = doc.rfind("```json\n");
+  ASSERT_NE(start, std::string::npos);
+  start += 8;
+  auto s = ParseScenario(doc.substr(start, doc.find("```", start) - start));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->process_stride, 32u);
+  EXPECT_EQ(s->gpus.size(), 2u);
 }
 
 TEST(SimScenario, ReadsEveryGpuField) {
