@@ -40,7 +40,7 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 }
 
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
-  std::optional<uint64_t> start = LiveStartTime(world.procfs(), pid);
+  std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), pid);
   if (!start) return MakeError(ExitCode::kUsage, fmt::format("no running process with pid {}", pid));
   return ProcessIdentity{pid, *start};
 }

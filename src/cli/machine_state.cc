@@ -7,12 +7,6 @@
 
 namespace gpupin {
 
-std::optional<uint64_t> LiveStartTime(const ProcFs& procfs, int pid) {
-  std::optional<ProcessStat> stat = procfs.Stat(pid);
-  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
-  return stat->start_time_ticks;
-}
-
 int64_t NowUnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -21,7 +15,7 @@ int64_t NowUnixMs() {
 LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs) {
   LivenessFacts facts;
   facts.now_unix_ms = NowUnixMs();
-  facts.process_start_time = [&procfs](int pid) { return LiveStartTime(procfs, pid); };
+  facts.process_start_time = [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); };
   for (const Gpu& gpu : inventory.gpus) {
     if (!gpu.healthy() || !gpu.processes_known) continue;
     std::vector<uint32_t>& pids = facts.gpu_pids[gpu.uuid];
@@ -44,7 +38,7 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const std::vect
     for (const GpuProcess* process : processes) {
       if (!seen.insert(process->pid).second) continue;
       int pid = static_cast<int>(process->pid);
-      std::optional<uint64_t> start = LiveStartTime(procfs, pid);
+      std::optional<uint64_t> start = LiveProcessStartTime(procfs, pid);
       if (!start) {
         facts.unwatchable = true;
         continue;

@@ -16,10 +16,6 @@
 
 namespace gpupin {
 
-// Start time of a live process; nullopt for none or a zombie (a job that
-// has exited but is not yet reaped no longer holds its GPUs).
-std::optional<uint64_t> LiveStartTime(const ProcFs& procfs, int pid);
-
 int64_t NowUnixMs();
 
 // The facts EvaluateLease needs, from the inventory and /proc.
