@@ -55,6 +55,19 @@ class QueueDisplay {
   std::string last_;
 };
 
+QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_unix_ms) {
+  QueueTicket ticket;
+  ticket.holder = request.holder;
+  ticket.uid = uid;
+  ticket.user = UserName(uid);
+  ticket.command = request.command;
+  ticket.request =
+      fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
+                  request.request.mem_bytes ? " shared" : "");
+  ticket.created_unix_ms = now_unix_ms;
+  return ticket;
+}
+
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
@@ -70,16 +83,19 @@ std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventor
   return allowed;
 }
 
-Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request, std::vector<CardVerdict>* verdicts) {
+Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
+                             std::vector<CardVerdict>* verdicts) {
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   // Created before the first read, so no change between a read and the
   // wait can be missed (sys/change_watch.h).
-  ChangeWatch watch = ChangeWatch::ForDirectories({&(*store)->leases_dir(), &(*store)->queue_dir()});
+  ChangeWatch watch =
+      ChangeWatch::ForDirectories({&(*store)->leases_dir(), &(*store)->queue_dir()});
   std::optional<Clock::time_point> deadline;
-  if (request.wait && request.wait_ms) deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
+  if (request.wait && request.wait_ms)
+    deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
   std::optional<std::string> ticket_id;
   QueueDisplay display(world);
   const ProcFs& procfs = world.procfs();
@@ -98,14 +114,34 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request, std::v
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
       std::vector<Lease> live = txn.LiveLeases(facts);
       for (const Lease& lease : live) watched.push_back(lease.holder);
+      std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
+      // First come, first served: while others wait, a newcomer queues behind
+      // them (or, without --wait, is refused) even if a card is free now.
+      if (!ticket_id && !queue.empty()) {
+        if (!request.wait) {
+          refusal = MakeError(
+              ExitCode::kNoGpu,
+              fmt::format("{} job{} already waiting for GPUs (first: {}, {}); use --wait to queue "
+                          "behind them",
+                          queue.size(), queue.size() == 1 ? " is" : "s are", queue.front().user,
+                          queue.front().request));
+          return Ok{};
+        }
+        Result<QueueTicket> taken = txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms));
+        if (!taken.ok()) return taken.error();
+        ticket_id = taken->id;
+        queue.push_back(*taken);
+      }
       if (ticket_id) {
-        std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
         std::optional<size_t> position = QueuePosition(queue, *ticket_id);
-        if (!position) return MakeError(ExitCode::kError, "our place in the wait queue vanished; run the command again");
+        if (!position)
+          return MakeError(ExitCode::kError,
+                           "our place in the wait queue vanished; run the command again");
         for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
         if (*position > 0) {
-          waiting_text = fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1), *position,
-                                     queue.front().user, queue.front().request);
+          waiting_text =
+              fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1),
+                          *position, queue.front().user, queue.front().request);
           return Ok{};
         }
       }
@@ -131,15 +167,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request, std::v
           return Ok{};
         }
         if (!ticket_id) {
-          QueueTicket ticket;
-          ticket.holder = request.holder;
-          ticket.uid = uid;
-          ticket.user = UserName(uid);
-          ticket.command = request.command;
-          ticket.request = fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
-                                       request.request.mem_bytes ? " shared" : "");
-          ticket.created_unix_ms = facts.now_unix_ms;
-          Result<QueueTicket> taken = txn.TakeTicket(ticket);
+          Result<QueueTicket> taken = txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms));
           if (!taken.ok()) return taken.error();
           ticket_id = taken->id;
         }
@@ -148,7 +176,8 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request, std::v
       }
       Lease lease;
       lease.id = NewRecordId(request.holder);
-      for (uint32_t index : selection->chosen_gpu_indices) lease.gpu_uuids.push_back(inventory->gpus[index].uuid);
+      for (uint32_t index : selection->chosen_gpu_indices)
+        lease.gpu_uuids.push_back(inventory->gpus[index].uuid);
       lease.holder = request.holder;
       lease.uid = uid;
       lease.user = UserName(uid);
@@ -176,10 +205,12 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request, std::v
 
     display.Show(waiting_text);
     watch.WatchProcesses(watched, facts.process_start_time);
-    if (watch.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) == WakeReason::kDeadline) {
+    if (watch.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) ==
+        WakeReason::kDeadline) {
       (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
-      return MakeError(ExitCode::kNoGpu, fmt::format("no GPU became available within the --wait time; {}",
-                                                     waiting_text.substr(waiting_text.find(';') + 1)));
+      return MakeError(ExitCode::kNoGpu,
+                       fmt::format("no GPU became available within the --wait time; {}",
+                                   waiting_text.substr(waiting_text.find(';') + 1)));
     }
   }
 }

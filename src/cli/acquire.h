@@ -18,8 +18,8 @@ struct AcquireRequest {
   bool wait = false;
   std::optional<int64_t> wait_ms;  // with wait: nullopt waits without limit
   int64_t poll_ms = 2000;
-  ProcessIdentity holder;          // who the lease lives as long as
-  std::string command;             // shown to other users
+  ProcessIdentity holder;                     // who the lease lives as long as
+  std::string command;                        // shown to other users
   std::optional<int64_t> reservation_ttl_ms;  // pick/env: a reservation
 };
 

@@ -62,7 +62,10 @@ std::string CommandList(const std::vector<CommandSpec>& commands) {
 
 const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> commands = {
-      LsCommand(), PickCommand(), RunCommand(), EnvCommand(),
+      LsCommand(),
+      PickCommand(),
+      RunCommand(),
+      EnvCommand(),
   };
   return commands;
 }
@@ -124,8 +127,22 @@ int Dispatch(int argc, char** argv) {
     sub->fallthrough();
     runners[std::string(command.name)] = command.setup(*sub);
   }
+  // Everything after the first "--" is the user's command, passed through
+  // untouched (CLI11 would otherwise let an option with an optional value,
+  // such as --wait, swallow the separator).
+  std::vector<std::string> own_args;
+  std::vector<std::string> command_args;
+  bool after_separator = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!after_separator && std::string_view(argv[i]) == "--") {
+      after_separator = true;
+    } else {
+      (after_separator ? command_args : own_args).emplace_back(argv[i]);
+    }
+  }
+  std::reverse(own_args.begin(), own_args.end());
   try {
-    app.parse(argc, argv);
+    app.parse(own_args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -140,7 +157,7 @@ int Dispatch(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return static_cast<int>(ExitCode::kUsage);
   }
-  World world(globals, Terminal::Detect(globals.json));
+  World world(globals, Terminal::Detect(globals.json), std::move(command_args));
   Result<int> status = runners.at(chosen.front()->get_name())(world);
   if (!status.ok()) return PrintError(status.error());
   return *status;

@@ -53,7 +53,8 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   if (world.options().json) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
     nlohmann::ordered_json variables = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : env) variables[name] = value ? nlohmann::ordered_json(*value) : nullptr;
+    for (const auto& [name, value] : env)
+      variables[name] = value ? nlohmann::ordered_json(*value) : nullptr;
     out["env"] = variables;
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -75,19 +76,22 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
 }  // namespace
 
 CommandSpec EnvCommand() {
-  return {"env", "choose GPUs and print export lines for eval \"$(gpupin env)\"", [](CLI::App& app) {
-            auto options = std::make_shared<EnvOptions>();
-            AddPolicyOptions(app, options->policy);
-            app.add_option("--shell", options->shell, "syntax of the lines (default bash)")
-                ->check(CLI::IsMember({"bash", "zsh", "sh", "fish"}));
-            app.add_option("--for", options->for_pid, "hold the GPUs while this process lives (default: the shell)")
-                ->option_text("PID");
-            app.add_option("--ttl", options->ttl,
-                           "instead, reserve only until a job starts on the GPUs or DURATION passes")
-                ->option_text("DURATION");
-            app.footer("Example: eval \"$(gpupin env --mem 20G)\"");
-            return [options, &app](World& world) { return Env(world, *options, app.count("--wait") > 0); };
-          }};
+  return {
+      "env", "choose GPUs and print export lines for eval \"$(gpupin env)\"", [](CLI::App& app) {
+        auto options = std::make_shared<EnvOptions>();
+        AddPolicyOptions(app, options->policy);
+        app.add_option("--shell", options->shell, "syntax of the lines (default bash)")
+            ->check(CLI::IsMember({"bash", "zsh", "sh", "fish"}));
+        app.add_option("--for", options->for_pid,
+                       "hold the GPUs while this process lives (default: the shell)")
+            ->option_text("PID");
+        app.add_option("--ttl", options->ttl,
+                       "instead, reserve only until a job starts on the GPUs or DURATION passes")
+            ->option_text("DURATION");
+        app.footer("Example: eval \"$(gpupin env --mem 20G)\"");
+        return
+            [options, &app](World& world) { return Env(world, *options, app.count("--wait") > 0); };
+      }};
 }
 
 }  // namespace gpupin

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "cli/machine_state.h"
 #include "core/selection_output.h"
 #include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
 #include "out/table.h"
-#include "cli/machine_state.h"
 #include "sys/mps.h"
 
 namespace gpupin {
@@ -41,13 +41,15 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
   std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), pid);
-  if (!start) return MakeError(ExitCode::kUsage, fmt::format("no running process with pid {}", pid));
+  if (!start)
+    return MakeError(ExitCode::kUsage, fmt::format("no running process with pid {}", pid));
   return ProcessIdentity{pid, *start};
 }
 
 EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids) {
   JobEnvRequest job;
-  job.cuda_visible_devices = ChildVisibleDevices(acquired.selection.chosen_gpu_indices, acquired.inventory.gpus, uuids);
+  job.cuda_visible_devices =
+      ChildVisibleDevices(acquired.selection.chosen_gpu_indices, acquired.inventory.gpus, uuids);
   job.shared_bytes = acquired.lease.shared_bytes;
   job.device_count = static_cast<int>(acquired.selection.chosen_gpu_indices.size());
   job.mps_running = acquired.lease.shared_bytes && MpsRunning();
@@ -79,11 +81,13 @@ std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts) {
   return table.Render();
 }
 
-nlohmann::ordered_json AcquiredToJson(const Acquired& acquired, const std::vector<CardVerdict>& verdicts) {
+nlohmann::ordered_json AcquiredToJson(const Acquired& acquired,
+                                      const std::vector<CardVerdict>& verdicts) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (uint32_t index : acquired.selection.chosen_gpu_indices) {
     const Gpu& gpu = acquired.inventory.gpus[index];
-    gpus.push_back({{"index", index}, {"uuid", gpu.uuid}, {"name", gpu.name}, {"pci_bus_id", gpu.pci_bus_id}});
+    gpus.push_back(
+        {{"index", index}, {"uuid", gpu.uuid}, {"name", gpu.name}, {"pci_bus_id", gpu.pci_bus_id}});
   }
   nlohmann::ordered_json explained = nlohmann::ordered_json::array();
   for (const CardVerdict& verdict : verdicts) {
@@ -93,14 +97,16 @@ nlohmann::ordered_json AcquiredToJson(const Acquired& acquired, const std::vecto
                          {"reason", verdict.reason}});
   }
   const Lease& lease = acquired.lease;
-  return {{"schema_version", kJsonSchemaVersion},
-          {"lease_id", lease.id},
-          {"gpus", gpus},
-          {"shared_bytes", lease.shared_bytes ? nlohmann::ordered_json(*lease.shared_bytes) : nullptr},
-          {"reservation_deadline_unix_ms", lease.reservation_deadline_unix_ms
-                                               ? nlohmann::ordered_json(*lease.reservation_deadline_unix_ms)
-                                               : nullptr},
-          {"verdicts", explained}};
+  return {
+      {"schema_version", kJsonSchemaVersion},
+      {"lease_id", lease.id},
+      {"gpus", gpus},
+      {"shared_bytes", lease.shared_bytes ? nlohmann::ordered_json(*lease.shared_bytes) : nullptr},
+      {"reservation_deadline_unix_ms",
+       lease.reservation_deadline_unix_ms
+           ? nlohmann::ordered_json(*lease.reservation_deadline_unix_ms)
+           : nullptr},
+      {"verdicts", explained}};
 }
 
 }  // namespace gpupin

@@ -2,13 +2,13 @@
 // policy flags into a request, and telling the user where a job landed.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/acquire.h"
 #include "cli/policy_options.h"
 #include "core/job_env.h"
-#include <nlohmann/json.hpp>
 
 namespace gpupin {
 
@@ -32,6 +32,7 @@ std::string DescribeChosen(const Acquired& acquired);
 std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts);
 
 // JSON for the outcome of a choice: chosen GPUs and per-card verdicts.
-nlohmann::ordered_json AcquiredToJson(const Acquired& acquired, const std::vector<CardVerdict>& verdicts);
+nlohmann::ordered_json AcquiredToJson(const Acquired& acquired,
+                                      const std::vector<CardVerdict>& verdicts);
 
 }  // namespace gpupin

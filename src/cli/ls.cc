@@ -6,10 +6,9 @@
 #include <cstdio>
 #include <string>
 
-#include "core/units.h"
-
 #include "cli/machine_state.h"
 #include "core/cuda_visible.h"
+#include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
 #include "sys/environment.h"
@@ -44,9 +43,11 @@ std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& i
   });
   if (!read.ok()) world.Verbose("leases not shown: " + read.error().message);
   for (const Lease& lease : live) {
-    std::string who = lease.is_reservation() ? "reserved: " + lease.user
-                                             : fmt::format("{} (pid {})", lease.user, lease.holder.pid);
-    if (lease.shared_bytes) who = fmt::format("{} shared {}", who, FormatBytes(*lease.shared_bytes));
+    std::string who = lease.is_reservation()
+                          ? "reserved: " + lease.user
+                          : fmt::format("{} (pid {})", lease.user, lease.holder.pid);
+    if (lease.shared_bytes)
+      who = fmt::format("{} shared {}", who, FormatBytes(*lease.shared_bytes));
     for (const std::string& uuid : lease.gpu_uuids) {
       std::string& text = holders[uuid];
       text += (text.empty() ? "" : ", ") + who;
@@ -63,7 +64,8 @@ std::map<uint32_t, GpuAnnotation> Annotate(World& world, const Inventory& invent
   }
   std::map<std::string, std::string> holders = LeaseHolders(world, inventory);
   for (const Gpu& gpu : inventory.gpus) {
-    if (auto it = holders.find(gpu.uuid); it != holders.end()) annotations[gpu.index].lease = it->second;
+    if (auto it = holders.find(gpu.uuid); it != holders.end())
+      annotations[gpu.index].lease = it->second;
   }
   return annotations;
 }
@@ -77,8 +79,10 @@ Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
     nlohmann::ordered_json json = InventoryToJson(*inventory);
     for (auto& gpu : json["gpus"]) {
       const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
-      gpu["cuda_ordinal"] = annotation.cuda_ordinal ? nlohmann::ordered_json(*annotation.cuda_ordinal) : nullptr;
-      gpu["lease"] = annotation.lease.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(annotation.lease);
+      gpu["cuda_ordinal"] =
+          annotation.cuda_ordinal ? nlohmann::ordered_json(*annotation.cuda_ordinal) : nullptr;
+      gpu["lease"] = annotation.lease.empty() ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json(annotation.lease);
     }
     return json.dump(compact_json ? -1 : 2) + "\n";
   }

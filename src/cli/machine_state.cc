@@ -8,7 +8,8 @@
 namespace gpupin {
 
 int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -25,8 +26,8 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   return facts;
 }
 
-GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const std::vector<Lease>& live_leases,
-                                     const ProcFs& procfs) {
+GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
+                                     const std::vector<Lease>& live_leases, const ProcFs& procfs) {
   GpuProcessFacts facts;
   std::set<uint32_t> seen;
   for (const Gpu& gpu : inventory.gpus) {

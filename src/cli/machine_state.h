@@ -30,7 +30,7 @@ struct GpuProcessFacts {
   bool unwatchable = false;
 };
 
-GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const std::vector<Lease>& live_leases,
-                                     const ProcFs& procfs);
+GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
+                                     const std::vector<Lease>& live_leases, const ProcFs& procfs);
 
 }  // namespace gpupin

@@ -34,12 +34,14 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   std::vector<CardVerdict> verdicts;
   Result<Acquired> acquired = AcquireGpus(world, *request, &verdicts);
   if (!acquired.ok()) {
-    if (options.explain && !verdicts.empty() && !world.options().json) std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
+    if (options.explain && !verdicts.empty() && !world.options().json)
+      std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
     return acquired.error();
   }
   std::optional<std::string> order;
   if (const char* value = std::getenv("CUDA_DEVICE_ORDER")) order = value;
-  DeviceIds ids = PickIds(acquired->selection.chosen_gpu_indices, acquired->inventory.gpus, options.policy.uuid, order);
+  DeviceIds ids = PickIds(acquired->selection.chosen_gpu_indices, acquired->inventory.gpus,
+                          options.policy.uuid, order);
   if (world.options().json) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired, verdicts);
     out["ids"] = ids.value;
@@ -49,7 +51,8 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   }
   if (options.explain) std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
   if (ids.note) world.Note(*ids.note);
-  world.Verbose(fmt::format("reserved {} for {}s (lease {})", DescribeChosen(*acquired), *ttl / 1000, acquired->lease.id));
+  world.Verbose(fmt::format("reserved {} for {}s (lease {})", DescribeChosen(*acquired),
+                            *ttl / 1000, acquired->lease.id));
   std::printf("%s\n", ids.value.c_str());
   return 0;
 }
@@ -57,14 +60,19 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
 }  // namespace
 
 CommandSpec PickCommand() {
-  return {"pick", "choose GPUs, reserve them for the next job, and print their ids", [](CLI::App& app) {
+  return {"pick", "choose GPUs, reserve them for the next job, and print their ids",
+          [](CLI::App& app) {
             auto options = std::make_shared<PickOptions>();
             AddPolicyOptions(app, options->policy);
-            app.add_option("--ttl", options->ttl, "hold the reservation at most this long (default 60s)")
+            app.add_option("--ttl", options->ttl,
+                           "hold the reservation at most this long (default 60s)")
                 ->option_text("DURATION");
-            app.add_flag("--explain", options->explain, "say for every card why it was taken or passed over (stderr)");
+            app.add_flag("--explain", options->explain,
+                         "say for every card why it was taken or passed over (stderr)");
             app.footer("Example: CUDA_VISIBLE_DEVICES=$(gpupin pick) python train.py");
-            return [options, &app](World& world) { return Pick(world, *options, app.count("--wait") > 0); };
+            return [options, &app](World& world) {
+              return Pick(world, *options, app.count("--wait") > 0);
+            };
           }};
 }
 

@@ -25,13 +25,18 @@ std::vector<std::string> SplitIds(const std::vector<std::string>& values) {
 }  // namespace
 
 void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
-  app.add_option("-n,--count", flags.count, "how many GPUs (default 1)")->check(CLI::PositiveNumber);
-  app.add_option("--mem", flags.mem, "memory the job needs (24G, 500M): a shared request")->option_text("SIZE");
-  app.add_option("--max-used", flags.max_used, "a card using more is busy (default 1G; shared: 80%)")
+  app.add_option("-n,--count", flags.count, "how many GPUs (default 1)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--mem", flags.mem, "memory the job needs (24G, 500M): a shared request")
+      ->option_text("SIZE");
+  app.add_option("--max-used", flags.max_used,
+                 "a card using more is busy (default 1G; shared: 80%)")
       ->option_text("SIZE|PCT");
-  app.add_option("--max-util", flags.max_util, "a card busier than this is busy (default 10%; shared: none)")
+  app.add_option("--max-util", flags.max_util,
+                 "a card busier than this is busy (default 10%; shared: none)")
       ->option_text("PCT");
-  app.add_option("--only", flags.only, "only these cards (NVML index or UUID prefix)")->option_text("IDS");
+  app.add_option("--only", flags.only, "only these cards (NVML index or UUID prefix)")
+      ->option_text("IDS");
   app.add_option("--exclude", flags.exclude, "never these cards")->option_text("IDS");
   app.add_option("--order", flags.order, "preference order of cards")->option_text("IDS");
   app.add_option("--prefer", flags.prefer, "ranking among eligible cards")
@@ -39,7 +44,8 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
       ->option_text("free|util|index");
   app.add_flag("--no-near", flags.no_near, "for -n>1, do not prefer cards close in the topology");
   app.add_flag("--mine-free", flags.mine_free, "my own processes do not make a card busy");
-  app.add_option("--max-jobs", flags.max_jobs, "at most N gpupin jobs per card")->check(CLI::PositiveNumber);
+  app.add_option("--max-jobs", flags.max_jobs, "at most N gpupin jobs per card")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait, "queue until GPUs are free (optionally at most DURATION)")
       ->expected(0, 1)
@@ -54,7 +60,8 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   if (flags.mem) {
     Result<uint64_t> bytes = ParseSize(*flags.mem);
     if (!bytes.ok()) return bytes.error().WithContext("--mem");
-    if (*bytes == 0) return MakeError(ExitCode::kUsage, "--mem: a shared request needs more than 0 bytes");
+    if (*bytes == 0)
+      return MakeError(ExitCode::kUsage, "--mem: a shared request needs more than 0 bytes");
     request.mem_bytes = *bytes;
   }
   if (flags.max_used) {
@@ -78,8 +85,9 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   request.only = SplitIds(flags.only);
   request.exclude = SplitIds(flags.exclude);
   request.order = SplitIds(flags.order);
-  request.prefer = flags.prefer == "util" ? Preference::kUtil : flags.prefer == "index" ? Preference::kIndex
-                                                                                         : Preference::kFree;
+  request.prefer = flags.prefer == "util"    ? Preference::kUtil
+                   : flags.prefer == "index" ? Preference::kIndex
+                                             : Preference::kFree;
   request.near = !flags.no_near;
   request.mine_free = flags.mine_free;
   request.max_jobs = flags.max_jobs;

@@ -18,15 +18,16 @@ namespace {
 struct RunOptions {
   PolicyFlags policy;
   std::optional<std::string> verify;
-  std::vector<std::string> command;
 };
 
 // The job's processes on GPUs: the child and everything it started.
-std::map<uint32_t, std::set<uint32_t>> JobGpuUse(const Inventory& inventory, const ProcFs& procfs, int child_pid) {
+std::map<uint32_t, std::set<uint32_t>> JobGpuUse(const Inventory& inventory, const ProcFs& procfs,
+                                                 int child_pid) {
   std::map<uint32_t, std::set<uint32_t>> use;  // GPU index -> pids
   for (const Gpu& gpu : inventory.gpus) {
     for (const GpuProcess& process : gpu.processes) {
-      if (procfs.DescendsFrom(static_cast<int>(process.pid), child_pid)) use[gpu.index].insert(process.pid);
+      if (procfs.DescendsFrom(static_cast<int>(process.pid), child_pid))
+        use[gpu.index].insert(process.pid);
     }
   }
   return use;
@@ -35,9 +36,11 @@ std::map<uint32_t, std::set<uint32_t>> JobGpuUse(const Inventory& inventory, con
 // --verify: waits (up to the timeout) until the job's processes appear on
 // a GPU, then says whether they run on the chosen cards and on no other.
 // Returns the verdict line; the child keeps running meanwhile.
-std::string Verify(World& world, const Acquired& acquired, const PendingChild& child, int64_t timeout_ms) {
+std::string Verify(World& world, const Acquired& acquired, const PendingChild& child,
+                   int64_t timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::set<uint32_t> chosen(acquired.selection.chosen_gpu_indices.begin(), acquired.selection.chosen_gpu_indices.end());
+  std::set<uint32_t> chosen(acquired.selection.chosen_gpu_indices.begin(),
+                            acquired.selection.chosen_gpu_indices.end());
   while (std::chrono::steady_clock::now() < deadline) {
     if (child.Ended()) return "not verified: the command ended before it used a GPU";
     Result<GpuSource*> gpus = world.Gpus();
@@ -52,15 +55,22 @@ std::string Verify(World& world, const Acquired& acquired, const PendingChild& c
         where += fmt::format("{}GPU {} (pid {})", where.empty() ? "" : ", ", index, *pids.begin());
         if (!chosen.contains(index)) strays.push_back(index);
       }
-      if (strays.empty()) return "verified: the job runs on " + where + ", as chosen, and on no other GPU";
-      return fmt::format("MISMATCH: the job runs on {}; it was given {}", where, DescribeChosen(acquired));
+      if (strays.empty())
+        return "verified: the job runs on " + where + ", as chosen, and on no other GPU";
+      return fmt::format("MISMATCH: the job runs on {}; it was given {}", where,
+                         DescribeChosen(acquired));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return fmt::format("not verified: no process of the job appeared on any GPU within {}ms", timeout_ms);
+  return fmt::format("not verified: no process of the job appeared on any GPU within {}ms",
+                     timeout_ms);
 }
 
 Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool verify_given) {
+  const std::vector<std::string>& command = world.command_args();
+  if (command.empty())
+    return MakeError(ExitCode::kUsage,
+                     "no command given; write it after --, e.g. gpupin run -- python train.py");
   Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
   if (!request.ok()) return request.error();
   int64_t verify_ms = 10'000;
@@ -69,10 +79,15 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     if (!parsed.ok()) return parsed.error().WithContext("--verify");
     verify_ms = *parsed;
   }
-  Result<PendingChild> child = Fork(options.command);
+  // NVML first: a machine without GPUs should not fork the job at all, and
+  // the simulated server's scenario must be in the environment the child
+  // inherits.
+  Result<GpuSource*> gpus = world.Gpus();
+  if (!gpus.ok()) return gpus.error();
+  Result<PendingChild> child = Fork(command);
   if (!child.ok()) return child.error();
   request->holder = child->identity();
-  request->command = JoinCommand(options.command);
+  request->command = JoinCommand(command);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();
 
@@ -88,13 +103,16 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   }
   Status started = child->Start(env);
   if (!started.ok()) {
-    std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(), options.command.front().c_str());
+    std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
+                 command.front().c_str());
     return 127;
   }
   if (verify_given) {
     std::string verdict = Verify(world, *acquired, *child, verify_ms);
     if (world.options().json) {
-      std::fprintf(stderr, "%s\n", nlohmann::ordered_json{{"event", "verify"}, {"verdict", verdict}}.dump().c_str());
+      std::fprintf(
+          stderr, "%s\n",
+          nlohmann::ordered_json{{"event", "verify"}, {"verdict", verdict}}.dump().c_str());
     } else {
       std::fprintf(stderr, "gpupin: %s\n", verdict.c_str());
     }
@@ -104,7 +122,8 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   // waiters through inotify without waiting for anyone's liveness check.
   Result<LeaseStore*> store = world.Leases();
   if (store.ok()) {
-    (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
+    (void)(*store)->Transact(
+        [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
   }
   return status;
 }
@@ -112,14 +131,15 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
 }  // namespace
 
 CommandSpec RunCommand() {
-  return {"run", "run a command on GPUs chosen by the policy, holding a lease for its life", [](CLI::App& app) {
+  return {"run", "run a command on GPUs chosen by the policy, holding a lease for its life",
+          [](CLI::App& app) {
             auto options = std::make_shared<RunOptions>();
             AddPolicyOptions(app, options->policy);
             app.add_option("--verify", options->verify,
-                           "check that the command's processes appear on the chosen GPUs only (default within 10s)")
+                           "check that the command's processes appear on the chosen GPUs only "
+                           "(default within 10s)")
                 ->expected(0, 1)
                 ->option_text("[=TIMEOUT]");
-            app.add_option("command", options->command, "the command, after --")->required();
             app.footer("Example: gpupin run -n 2 --wait -- python train.py");
             return [options, &app](World& world) {
               return Run(world, *options, app.count("--wait") > 0, app.count("--verify") > 0);

@@ -12,8 +12,8 @@
 
 namespace gpupin {
 
-World::World(GlobalOptions options, Terminal terminal)
-    : options_(std::move(options)), terminal_(terminal) {}
+World::World(GlobalOptions options, Terminal terminal, std::vector<std::string> command_args)
+    : options_(std::move(options)), terminal_(terminal), command_args_(std::move(command_args)) {}
 
 World::~World() = default;
 

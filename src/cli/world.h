@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "out/terminal.h"
@@ -28,12 +29,15 @@ struct GlobalOptions {
 
 class World {
  public:
-  World(GlobalOptions options, Terminal terminal);
+  World(GlobalOptions options, Terminal terminal, std::vector<std::string> command_args = {});
   ~World();
 
   const GlobalOptions& options() const { return options_; }
   const Terminal& terminal() const { return terminal_; }
   const ProcFs& procfs() const { return procfs_; }
+  // The words after "--" on gpupin's command line: the command that run and
+  // docker start.
+  const std::vector<std::string>& command_args() const { return command_args_; }
 
   // The GPUs: the simulated server for --simulate, else the NVML library
   // named by --nvml / GPUPIN_NVML_LIBRARY, else the driver's. Opened once.
@@ -52,6 +56,7 @@ class World {
   GlobalOptions options_;
   Terminal terminal_;
   ProcFs procfs_;
+  std::vector<std::string> command_args_;
   std::unique_ptr<GpuSource> gpus_;
   std::optional<LeaseStore> leases_;
 };
