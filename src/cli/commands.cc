@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <map>
 
+#include "cli/docker.h"
 #include "cli/env.h"
+#include "cli/leases.h"
 #include "cli/ls.h"
 #include "cli/pick.h"
 #include "cli/run.h"
@@ -62,10 +64,8 @@ std::string CommandList(const std::vector<CommandSpec>& commands) {
 
 const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> commands = {
-      LsCommand(),
-      PickCommand(),
-      RunCommand(),
-      EnvCommand(),
+      LsCommand(),     PickCommand(),   RunCommand(),     EnvCommand(),
+      DockerCommand(), LeasesCommand(), ReleaseCommand(),
   };
   return commands;
 }

@@ -84,7 +84,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   // inherits.
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  Result<PendingChild> child = Fork(command);
+  Result<PendingChild> child = Fork();
   if (!child.ok()) return child.error();
   request->holder = child->identity();
   request->command = JoinCommand(command);
@@ -101,7 +101,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     world.Note(fmt::format("running on {} as CUDA_VISIBLE_DEVICES={}", DescribeChosen(*acquired),
                            *env.at("CUDA_VISIBLE_DEVICES")));
   }
-  Status started = child->Start(env);
+  Status started = child->Start(command, env);
   if (!started.ok()) {
     std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
                  command.front().c_str());

@@ -48,10 +48,14 @@ bool WriteAll(int fd, const std::string& data) {
   return true;
 }
 
-// The environment travels as "1NAME=VALUE\0" (set) and "0NAME\0" (unset)
-// records after a leading "go" byte; a child that reads no "go" byte exits.
-std::string EncodeEnv(const EnvChanges& env) {
+// After a leading "go" byte, NUL-terminated records: "aARG" (argument),
+// "1NAME=VALUE" (set), "0NAME" (unset). A child that reads no "go" exits.
+std::string EncodeStart(const std::vector<std::string>& argv, const EnvChanges& env) {
   std::string data = "g";
+  for (const std::string& arg : argv) {
+    data += "a" + arg;
+    data.push_back('\0');
+  }
   for (const auto& [name, value] : env) {
     data += value ? "1" + name + "=" + *value : "0" + name;
     data.push_back('\0');
@@ -59,16 +63,19 @@ std::string EncodeEnv(const EnvChanges& env) {
   return data;
 }
 
-[[noreturn]] void RunChild(int go_fd, int exec_error_fd, const std::vector<std::string>& argv) {
+[[noreturn]] void RunChild(int go_fd, int exec_error_fd) {
   // gpupin is single-threaded, so allocating after fork is safe here.
   std::string data;
   if (!ReadAll(go_fd, data) || data.empty() || data[0] != 'g') _exit(127);
   close(go_fd);
+  std::vector<std::string> argv;
   size_t start = 1;
   while (start < data.size()) {
     size_t end = data.find('\0', start);
     std::string record = data.substr(start, end - start);
-    if (!record.empty() && record[0] == '1') {
+    if (!record.empty() && record[0] == 'a') {
+      argv.push_back(record.substr(1));
+    } else if (!record.empty() && record[0] == '1') {
       size_t equals = record.find('=');
       setenv(record.substr(1, equals - 1).c_str(), record.substr(equals + 1).c_str(), 1);
     } else if (!record.empty()) {
@@ -76,6 +83,7 @@ std::string EncodeEnv(const EnvChanges& env) {
     }
     start = end + 1;
   }
+  if (argv.empty()) _exit(127);
   std::vector<char*> c_argv;
   for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
   c_argv.push_back(nullptr);
@@ -88,11 +96,11 @@ std::string EncodeEnv(const EnvChanges& env) {
 
 }  // namespace
 
-Result<PendingChild> Fork(const std::vector<std::string>& argv) {
-  if (argv.empty()) return MakeError(ExitCode::kUsage, "no command given; write it after --");
+Result<PendingChild> Fork() {
   int go[2];
   int exec_error[2];
-  if (pipe2(go, O_CLOEXEC) != 0) return MakeError(ExitCode::kError, fmt::format("cannot create a pipe: {}", strerror(errno)));
+  if (pipe2(go, O_CLOEXEC) != 0)
+    return MakeError(ExitCode::kError, fmt::format("cannot create a pipe: {}", strerror(errno)));
   if (pipe2(exec_error, O_CLOEXEC) != 0) {
     close(go[0]);
     close(go[1]);
@@ -104,7 +112,7 @@ Result<PendingChild> Fork(const std::vector<std::string>& argv) {
   if (pid == 0) {
     close(go[1]);
     close(exec_error[0]);
-    RunChild(go[0], exec_error[1], argv);
+    RunChild(go[0], exec_error[1]);
   }
   close(go[0]);
   close(exec_error[1]);
@@ -131,21 +139,24 @@ PendingChild::~PendingChild() {
   }
   if (exec_error_fd_ >= 0) close(exec_error_fd_);
   if (forwarding_) {
-    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &g_previous[i], nullptr);
+    for (size_t i = 0; i < std::size(kForwarded); ++i)
+      sigaction(kForwarded[i], &g_previous[i], nullptr);
     g_child_pid = 0;
   }
 }
 
-Status PendingChild::Start(const EnvChanges& env) {
+Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChanges& env) {
+  if (argv.empty()) return MakeError(ExitCode::kUsage, "no command given; write it after --");
   g_child_pid = identity_.pid;
   struct sigaction action = {};
   action.sa_sigaction = ForwardSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &action, &g_previous[i]);
+  for (size_t i = 0; i < std::size(kForwarded); ++i)
+    sigaction(kForwarded[i], &action, &g_previous[i]);
   forwarding_ = true;
 
-  bool sent = WriteAll(go_fd_, EncodeEnv(env));
+  bool sent = WriteAll(go_fd_, EncodeStart(argv, env));
   close(go_fd_);
   go_fd_ = -1;
   if (!sent) return MakeError(ExitCode::kError, "the command's process vanished before it started");
@@ -166,7 +177,8 @@ Status PendingChild::Start(const EnvChanges& env) {
 
 bool PendingChild::Ended() const {
   siginfo_t info = {};
-  if (waitid(P_PID, static_cast<id_t>(identity_.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return true;
+  if (waitid(P_PID, static_cast<id_t>(identity_.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    return true;
   return info.si_pid != 0;
 }
 

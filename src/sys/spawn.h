@@ -28,11 +28,11 @@ class PendingChild {
   ProcessIdentity identity() const { return identity_; }
   pid_t pid() const { return identity_.pid; }
 
-  // Sends the job's environment and lets the child exec. From here on,
+  // Sends the command and its environment and lets the child exec. From here on,
   // SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpupin are forwarded to the
   // child (a terminal's Ctrl-C already reaches the whole foreground group,
   // so it is not sent twice). Fails when exec fails, naming the reason.
-  Status Start(const EnvChanges& env);
+  Status Start(const std::vector<std::string>& argv, const EnvChanges& env);
 
   // Whether the started child has ended, without reaping it.
   bool Ended() const;
@@ -42,7 +42,7 @@ class PendingChild {
   int Wait();
 
  private:
-  friend Result<PendingChild> Fork(const std::vector<std::string>& argv);
+  friend Result<PendingChild> Fork();
   PendingChild(ProcessIdentity identity, int go_fd, int exec_error_fd)
       : identity_(identity), go_fd_(go_fd), exec_error_fd_(exec_error_fd) {}
 
@@ -52,6 +52,8 @@ class PendingChild {
   bool forwarding_ = false;
 };
 
-Result<PendingChild> Fork(const std::vector<std::string>& argv);
+// The command is chosen later (docker's arguments depend on the GPUs
+// chosen), so it travels with the environment at Start().
+Result<PendingChild> Fork();
 
 }  // namespace gpupin

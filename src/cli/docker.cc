@@ -1,0 +1,158 @@
+#include "cli/docker.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/launch.h"
+#include "core/docker_args.h"
+#include "core/units.h"
+#include "sys/spawn.h"
+
+namespace gpupin {
+namespace {
+
+struct DockerOptions {
+  PolicyFlags policy;
+  bool print = false;
+  std::string ttl = "60s";
+};
+
+std::vector<std::string> ChosenUuids(const Acquired& acquired) { return acquired.lease.gpu_uuids; }
+
+// A private directory for the container id file: docker refuses to write a
+// --cidfile that exists, so the name must be fresh and ours alone.
+class CidDirectory {
+ public:
+  CidDirectory() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "gpupin-docker.XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~CidDirectory() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  bool ok() const { return !path_.empty(); }
+  std::string file() const { return path_ + "/cid"; }
+
+ private:
+  std::string path_;
+};
+
+std::optional<std::string> ReadContainerId(const std::string& path) {
+  std::ifstream in(path);
+  std::string id;
+  if (!(in >> id) || id.empty()) return std::nullopt;
+  return id;
+}
+
+Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest request) {
+  Result<int64_t> ttl = ParseDurationMs(options.ttl);
+  if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+  Result<ProcessIdentity> holder = IdentifyProcess(world, getppid());
+  if (!holder.ok()) return holder.error();
+  request.holder = *holder;
+  request.command = "docker --print (reserved for the next container)";
+  request.reservation_ttl_ms = *ttl;
+  Result<Acquired> acquired = AcquireGpus(world, request);
+  if (!acquired.ok()) return acquired.error();
+  std::string value = DockerGpusValue(ChosenUuids(*acquired));
+  if (world.options().json) {
+    nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
+    out["docker_args"] = {"--gpus", value};
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("--gpus '%s'\n", value.c_str());
+  }
+  return 0;
+}
+
+Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) {
+  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  if (!request.ok()) return request.error();
+  if (options.print) return PrintFlag(world, options, std::move(*request));
+  const std::vector<std::string>& args = world.command_args();
+  // Checked before anything is chosen, with placeholder devices: a command
+  // gpupin cannot rewrite must not take a lease.
+  Result<DockerInvocation> preview = RewriteDockerArgs(args, {"GPU"}, "cid");
+  if (!preview.ok()) return preview.error();
+  Result<GpuSource*> gpus = world.Gpus();
+  if (!gpus.ok()) return gpus.error();
+  CidDirectory cid_directory;
+  if (!cid_directory.ok())
+    return MakeError(ExitCode::kError,
+                     "cannot create a temporary directory for docker's --cidfile");
+
+  Result<PendingChild> client = Fork();
+  if (!client.ok()) return client.error();
+  // A detached container outlives its client, so its lease is held by this
+  // gpupin process until the container id is attached; an attached one
+  // lives exactly as long as the client.
+  if (preview->detached) {
+    Result<ProcessIdentity> self = IdentifyProcess(world, getpid());
+    if (!self.ok()) return self.error();
+    request->holder = *self;
+  } else {
+    request->holder = client->identity();
+  }
+  request->command = "docker " + JoinCommand(args);
+  Result<Acquired> acquired = AcquireGpus(world, *request);
+  if (!acquired.ok()) return acquired.error();
+  Result<DockerInvocation> invocation =
+      RewriteDockerArgs(args, ChosenUuids(*acquired), cid_directory.file());
+  if (!invocation.ok()) return invocation.error();
+  std::vector<std::string> argv = {"docker"};
+  argv.insert(argv.end(), invocation->args.begin(), invocation->args.end());
+  world.Note(fmt::format("docker gets {}", DescribeChosen(*acquired)));
+  Status started = client->Start(argv, {});
+  if (!started.ok()) {
+    std::fprintf(stderr, "gpupin: %s: docker\n", started.error().message.c_str());
+    return 127;
+  }
+  int status = client->Wait();
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) return store.error();
+  std::optional<std::string> container;
+  if (invocation->detached && status == 0 && invocation->cidfile)
+    container = ReadContainerId(*invocation->cidfile);
+  Status recorded = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    if (!container) return txn.RemoveLease(acquired->lease.id);
+    Lease lease = acquired->lease;
+    lease.container_id = container;
+    return txn.UpdateLease(lease);
+  });
+  if (!recorded.ok()) world.Note("could not update the lease: " + recorded.error().message);
+  if (container)
+    world.Verbose(fmt::format("lease {} now follows container {}", acquired->lease.id,
+                              container->substr(0, 12)));
+  if (invocation->detached && status == 0 && !container) {
+    world.Note("docker did not write a container id; the GPUs were released");
+  }
+  return status;
+}
+
+}  // namespace
+
+CommandSpec DockerCommand() {
+  return {
+      "docker", "run docker with --gpus set to GPUs chosen by the policy", [](CLI::App& app) {
+        auto options = std::make_shared<DockerOptions>();
+        AddPolicyOptions(app, options->policy);
+        app.add_flag("--print", options->print,
+                     "only print the --gpus flag (reserving the GPUs, as pick does)");
+        app.add_option("--ttl", options->ttl,
+                       "with --print: hold the reservation at most this long (default 60s)")
+            ->option_text("DURATION");
+        app.footer("Example: gpupin docker -n 2 -- run --rm -it pytorch/pytorch python train.py");
+        return [options, &app](World& world) {
+          return Docker(world, *options, app.count("--wait") > 0);
+        };
+      }};
+}
+
+}  // namespace gpupin

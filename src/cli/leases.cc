@@ -1,0 +1,257 @@
+#include "cli/leases.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/machine_state.h"
+#include "core/time_format.h"
+#include "core/units.h"
+#include "out/gpu_table.h"
+#include "out/inventory_json.h"
+#include "out/table.h"
+#include "out/terminal.h"
+
+namespace gpupin {
+namespace {
+
+struct LeaseRow {
+  Lease lease;
+  LeaseState state = LeaseState::kLive;
+};
+
+struct StateSnapshot {
+  std::vector<LeaseRow> leases;
+  std::vector<QueueTicket> queue;
+  std::map<std::string, uint32_t> index_of_uuid;
+};
+
+const char* StateName(LeaseState state) {
+  switch (state) {
+    case LeaseState::kLive:
+      return "live";
+    case LeaseState::kHolderGone:
+      return "holder gone";
+    case LeaseState::kReservationExpired:
+      return "reservation expired";
+    case LeaseState::kReservationUsed:
+      return "reservation used";
+    case LeaseState::kContainerGone:
+      return "container gone";
+  }
+  return "unknown";
+}
+
+std::string KindText(const Lease& lease) {
+  std::string kind =
+      lease.shared_bytes ? "shared " + FormatBytes(*lease.shared_bytes) : "exclusive";
+  if (lease.is_reservation())
+    kind += ", reserved until " + FormatLocalHourMinute(*lease.reservation_deadline_unix_ms);
+  if (lease.container_id) kind += ", container " + lease.container_id->substr(0, 12);
+  return kind;
+}
+
+// Reads leases and the queue. NVML is asked for the GPU process lists (a
+// reservation ends when its job appears) and for indices; without it the
+// listing still works, by UUID.
+Result<StateSnapshot> ReadState(World& world) {
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) return store.error();
+  Inventory inventory;
+  if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
+    if (Result<Inventory> snapshot = (*gpus)->Snapshot(); snapshot.ok())
+      inventory = std::move(*snapshot);
+  } else {
+    world.Verbose("GPUs shown by UUID: " + gpus.error().message);
+  }
+  StateSnapshot snapshot;
+  for (const Gpu& gpu : inventory.gpus) snapshot.index_of_uuid[gpu.uuid] = gpu.index;
+  LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
+  Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    for (Lease& lease : txn.ReadLeases()) {
+      LeaseState state = EvaluateLease(lease, facts);
+      snapshot.leases.push_back({std::move(lease), state});
+    }
+    snapshot.queue = txn.LiveTickets(facts.process_start_time);
+    return Ok{};
+  });
+  if (!read.ok()) return read.error();
+  return snapshot;
+}
+
+std::string GpuList(const Lease& lease, const StateSnapshot& snapshot) {
+  std::string text;
+  for (const std::string& uuid : lease.gpu_uuids) {
+    auto it = snapshot.index_of_uuid.find(uuid);
+    text += (text.empty() ? "" : ",") +
+            (it != snapshot.index_of_uuid.end() ? std::to_string(it->second) : ShortUuid(uuid));
+  }
+  return text;
+}
+
+Result<int> ShowLeases(World& world, bool all) {
+  Result<StateSnapshot> snapshot = ReadState(world);
+  if (!snapshot.ok()) return snapshot.error();
+  if (world.options().json) {
+    nlohmann::ordered_json leases = nlohmann::ordered_json::array();
+    for (const LeaseRow& row : snapshot->leases) {
+      if (!all && row.state != LeaseState::kLive) continue;
+      const Lease& lease = row.lease;
+      nlohmann::ordered_json indices = nlohmann::ordered_json::array();
+      for (const std::string& uuid : lease.gpu_uuids) {
+        auto it = snapshot->index_of_uuid.find(uuid);
+        indices.push_back(it != snapshot->index_of_uuid.end() ? nlohmann::ordered_json(it->second)
+                                                              : nullptr);
+      }
+      leases.push_back(
+          {{"id", lease.id},
+           {"state", StateName(row.state)},
+           {"user", lease.user},
+           {"uid", lease.uid},
+           {"pid", lease.holder.pid},
+           {"gpu_uuids", lease.gpu_uuids},
+           {"gpu_indices", indices},
+           {"shared_bytes",
+            lease.shared_bytes ? nlohmann::ordered_json(*lease.shared_bytes) : nullptr},
+           {"reservation_deadline_unix_ms",
+            lease.reservation_deadline_unix_ms
+                ? nlohmann::ordered_json(*lease.reservation_deadline_unix_ms)
+                : nullptr},
+           {"container_id",
+            lease.container_id ? nlohmann::ordered_json(*lease.container_id) : nullptr},
+           {"created_unix_ms", lease.created_unix_ms},
+           {"command", lease.command}});
+    }
+    nlohmann::ordered_json queue = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < snapshot->queue.size(); ++i) {
+      const QueueTicket& ticket = snapshot->queue[i];
+      queue.push_back({{"position", i + 1},
+                       {"id", ticket.id},
+                       {"user", ticket.user},
+                       {"pid", ticket.holder.pid},
+                       {"request", ticket.request},
+                       {"created_unix_ms", ticket.created_unix_ms},
+                       {"command", ticket.command}});
+    }
+    nlohmann::ordered_json out = {
+        {"schema_version", kJsonSchemaVersion}, {"leases", leases}, {"queue", queue}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  Table leases({{"LEASE"},
+                {"USER"},
+                {"PID", Align::kRight},
+                {"GPUS"},
+                {"KIND"},
+                {"SINCE"},
+                {"STATE"},
+                {"COMMAND"}});
+  size_t shown = 0;
+  for (const LeaseRow& row : snapshot->leases) {
+    if (!all && row.state != LeaseState::kLive) continue;
+    const Lease& lease = row.lease;
+    leases.AddRow({lease.id, Printable(lease.user), std::to_string(lease.holder.pid),
+                   GpuList(lease, *snapshot), KindText(lease),
+                   FormatLocalHourMinute(lease.created_unix_ms), StateName(row.state),
+                   Printable(lease.command)});
+    ++shown;
+  }
+  std::string out = shown == 0 ? "no active leases\n" : leases.Render();
+  if (!snapshot->queue.empty()) {
+    Table queue({{"WAITING", Align::kRight},
+                 {"USER"},
+                 {"PID", Align::kRight},
+                 {"WANTS"},
+                 {"SINCE"},
+                 {"COMMAND"}});
+    for (size_t i = 0; i < snapshot->queue.size(); ++i) {
+      const QueueTicket& ticket = snapshot->queue[i];
+      queue.AddRow({std::to_string(i + 1), Printable(ticket.user),
+                    std::to_string(ticket.holder.pid), Printable(ticket.request),
+                    FormatLocalHourMinute(ticket.created_unix_ms), Printable(ticket.command)});
+    }
+    out += "\n" + queue.Render();
+  }
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+Result<int> Release(World& world, const std::vector<std::string>& ids) {
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) return store.error();
+  uint32_t uid = static_cast<uint32_t>(getuid());
+  std::vector<Lease> released;
+  Status done = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    std::vector<Lease> leases = txn.ReadLeases();
+    std::vector<const Lease*> chosen;
+    if (ids.empty()) {
+      for (const Lease& lease : leases) {
+        if (lease.uid == uid) chosen.push_back(&lease);
+      }
+    }
+    for (const std::string& id : ids) {
+      std::vector<const Lease*> matches;
+      for (const Lease& lease : leases) {
+        if (lease.id.starts_with(id)) matches.push_back(&lease);
+      }
+      if (matches.empty())
+        return MakeError(ExitCode::kError, fmt::format("no lease '{}'; see gpupin leases", id));
+      if (matches.size() > 1) {
+        return MakeError(
+            ExitCode::kUsage,
+            fmt::format("'{}' matches {} leases; give more of the id", id, matches.size()));
+      }
+      if (matches.front()->uid != uid && uid != 0) {
+        return MakeError(ExitCode::kError,
+                         fmt::format("lease {} belongs to {}; only they (or root) can release it",
+                                     matches.front()->id, matches.front()->user));
+      }
+      chosen.push_back(matches.front());
+    }
+    for (const Lease* lease : chosen) {
+      Status removed = txn.RemoveLease(lease->id);
+      if (!removed.ok()) return removed.error();
+      released.push_back(*lease);
+    }
+    return Ok{};
+  });
+  if (!done.ok()) return done.error();
+  if (world.options().json) {
+    nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
+                                  {"released", nlohmann::ordered_json::array()}};
+    for (const Lease& lease : released) out["released"].push_back(lease.id);
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  if (released.empty()) world.Note("you hold no leases");
+  for (const Lease& lease : released) {
+    std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
+    if (!lease.is_reservation() && LiveProcessStartTime(world.procfs(), lease.holder.pid)) {
+      world.Note(fmt::format("pid {} still runs, now without a lease: others may be given its GPUs",
+                             lease.holder.pid));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandSpec LeasesCommand() {
+  return {"leases", "show active leases, reservations and the wait queue", [](CLI::App& app) {
+            auto all = std::make_shared<bool>(false);
+            app.add_flag("--all", *all, "also show leases that have ended but whose files remain");
+            return [all](World& world) { return ShowLeases(world, *all); };
+          }};
+}
+
+CommandSpec ReleaseCommand() {
+  return {
+      "release", "end your own leases and reservations (all, or the given ids)", [](CLI::App& app) {
+        auto ids = std::make_shared<std::vector<std::string>>();
+        app.add_option("ids", *ids, "lease ids (a unique prefix is enough); default: all of yours");
+        return [ids](World& world) { return Release(world, *ids); };
+      }};
+}
+
+}  // namespace gpupin

@@ -1,0 +1,30 @@
+# leases lists who holds what; release ends the caller's own.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/server-4gpu.json")
+
+run_status "$GPUPIN" "${SIM[@]}" leases
+expect_contains "$OUT" "no active leases" "empty state"
+ids=$("$GPUPIN" "${SIM[@]}" pick -n 2)
+expect_eq "$ids" "0,1" "two free cards in index order"
+run_status "$GPUPIN" "${SIM[@]}" leases
+expect_contains "$OUT" "reserved until" "reservation listed"
+expect_contains "$OUT" "0,1" "with its GPUs"
+json=$("$GPUPIN" "${SIM[@]}" --json leases)
+expect_contains "$json" '"schema_version": 1' "json schema"
+expect_contains "$json" '"gpu_indices": [' "json indices"
+# A second pick from the same shell gets other cards: the reservation holds.
+ids=$("$GPUPIN" "${SIM[@]}" pick -n 2)
+expect_eq "$ids" "2,3" "reserved cards are not handed out twice"
+run_status "$GPUPIN" "${SIM[@]}" pick
+expect_eq "$STATUS" 3 "nothing left"
+expect_eq "$OUT" "" "stdout stays empty on failure"
+expect_contains "$ERR" "reserved by" "the error names the reservation"
+run_status "$GPUPIN" "${SIM[@]}" release
+expect_eq "$STATUS" 0 "release"
+expect_contains "$OUT" "released" "says what it released"
+run_status "$GPUPIN" "${SIM[@]}" --json leases
+expect_contains "$OUT" '"leases": []' "all released"
+run_status "$GPUPIN" "${SIM[@]}" release no-such-lease
+expect_eq "$STATUS" 1 "unknown id"
+expect_contains "$ERR" "no lease 'no-such-lease'" "names the id"
+echo PASS
