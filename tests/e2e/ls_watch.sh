@@ -1,0 +1,26 @@
+# ls --watch redraws until interrupted, then exits cleanly; --json --watch
+# prints one document per frame.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/workstation-2gpu.json")
+"$GPUPIN" "${SIM[@]}" ls --watch 0.2 >"$TEST_TMP/frames" 2>&1 &
+pid=$!
+sleep 1
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+expect_eq "$status" 0 "Ctrl-C ends --watch cleanly"
+frames=$(grep -c '^2 GPUs' "$TEST_TMP/frames")
+((frames >= 3)) || fail "expected several frames in 1 s at 0.2 s, got $frames"
+"$GPUPIN" "${SIM[@]}" --json ls --watch 0.2 >"$TEST_TMP/json" &
+pid=$!
+sleep 0.7
+kill -TERM "$pid"
+wait "$pid" || true
+python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) >= 2, lines
+for line in lines:
+    assert json.loads(line)["schema_version"] == 1
+' "$TEST_TMP/json" || fail "--json --watch must print one JSON document per line"
+echo PASS
