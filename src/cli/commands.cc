@@ -113,7 +113,12 @@ int Dispatch(int argc, char** argv) {
   app.add_option("--state-dir", globals.state_dir, "shared state directory (env GPUPIN_STATE_DIR)")
       ->envname("GPUPIN_STATE_DIR")
       ->option_text("DIR");
-  app.add_option("--config", globals.config, "configuration file (TOML)")->option_text("FILE");
+  // Defaults for any option, global or per command, from a TOML file (env
+  // GPUPIN_CONFIG): `state-dir = "/run/gpupin"`, and per command a section,
+  // e.g. `[run]` with `order = "1,2,3,0"`. The command line wins.
+  app.set_config("--config", "", "defaults for options, from a TOML file (env GPUPIN_CONFIG)")
+      ->envname("GPUPIN_CONFIG")
+      ->option_text("FILE");
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
   app.footer(

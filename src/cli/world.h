@@ -22,7 +22,6 @@ struct GlobalOptions {
   std::optional<std::string> simulate;  // scenario file
   std::optional<std::string> nvml;      // library path
   std::optional<std::string> state_dir;
-  std::optional<std::string> config;
   bool quiet = false;
   bool verbose = false;
 };
