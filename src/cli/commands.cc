@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "cli/docker.h"
@@ -117,7 +118,6 @@ int Dispatch(int argc, char** argv) {
   // GPUPIN_CONFIG): `state-dir = "/run/gpupin"`, and per command a section,
   // e.g. `[run]` with `order = "1,2,3,0"`. The command line wins.
   app.set_config("--config", "", "defaults for options, from a TOML file (env GPUPIN_CONFIG)")
-      ->envname("GPUPIN_CONFIG")
       ->option_text("FILE");
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
@@ -144,6 +144,12 @@ int Dispatch(int argc, char** argv) {
     } else {
       (after_separator ? command_args : own_args).emplace_back(argv[i]);
     }
+  }
+  // CLI11 reads no environment variable for its config option itself.
+  const char* env_config = std::getenv("GPUPIN_CONFIG");
+  if (env_config && *env_config &&
+      std::none_of(own_args.begin(), own_args.end(), [](const std::string& a) { return a.starts_with("--config"); })) {
+    own_args.insert(own_args.begin(), {"--config", env_config});
   }
   std::reverse(own_args.begin(), own_args.end());
   try {
