@@ -1,0 +1,29 @@
+# run --verify says the job's processes run on the chosen GPU and no other;
+# env prints export lines that hold the GPUs while the shell lives.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/server-4gpu.json")
+
+run_status "$GPUPIN" "${SIM[@]}" run --verify --only 2 -- "$WORKLOAD" --seconds 0.5
+expect_eq "$STATUS" 0 "job status"
+expect_contains "$ERR" "verified: the job runs on GPU 2" "verdict"
+run_status "$GPUPIN" "${SIM[@]}" --json run --verify=3s -- true
+expect_contains "$ERR" '"event":"verify"' "JSON verdict event"
+expect_contains "$ERR" "not verified: the command ended before it used a GPU" "a job that never touches a GPU is not called verified"
+
+# env: the exports carry the decision; the lease lives with the shell.
+sleep 30 &
+shell_pid=$!
+run_status "$GPUPIN" "${SIM[@]}" env --for "$shell_pid" --mem 10G
+expect_eq "$STATUS" 0 "env"
+expect_contains "$OUT" "export CUDA_VISIBLE_DEVICES='0'" "devices"
+expect_contains "$OUT" "export CUDA_DEVICE_ORDER='PCI_BUS_ID'" "order"
+expect_contains "$OUT" "export XLA_PYTHON_CLIENT_PREALLOCATE='false'" "shared request stops preallocation"
+fish=$("$GPUPIN" "${SIM[@]}" env --shell fish --for "$shell_pid" --only 1)
+expect_contains "$fish" "set -gx CUDA_VISIBLE_DEVICES '1';" "fish syntax"
+leases=$("$GPUPIN" "${SIM[@]}" --json leases)
+expect_eq "$(grep -c "\"pid\": $shell_pid" <<<"$leases")" 2 "both leases held by the shell"
+kill "$shell_pid"
+wait "$shell_pid" 2>/dev/null || true
+leases=$("$GPUPIN" "${SIM[@]}" --json leases)
+expect_contains "$leases" '"leases": []' "the shell's exit ends its leases"
+echo PASS
