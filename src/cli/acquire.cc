@@ -18,6 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int64_t kReservationPollMs = 200;
+
 std::string Ordinal(size_t n) {
   const char* suffix = "th";
   if (n % 100 < 11 || n % 100 > 13) {
@@ -110,10 +112,14 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     std::string waiting_text;
     std::vector<ProcessIdentity> watched;
     bool unwatchable = false;
+    bool reservations = false;
 
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
       std::vector<Lease> live = txn.LiveLeases(facts);
-      for (const Lease& lease : live) watched.push_back(lease.holder);
+      for (const Lease& lease : live) {
+        watched.push_back(lease.holder);
+        reservations = reservations || lease.is_reservation();
+      }
       std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
@@ -205,7 +211,10 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
 
     display.Show(waiting_text);
     watch.WatchProcesses(watched, facts.process_start_time);
-    if (watch.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) ==
+    // A reservation ends without an event (its job appears on the card, or
+    // its deadline passes), so while one lives the waiter looks often.
+    int64_t poll_ms = reservations ? std::min<int64_t>(request.poll_ms, kReservationPollMs) : request.poll_ms;
+    if (watch.Wait(deadline, std::chrono::milliseconds(poll_ms), unwatchable || reservations) ==
         WakeReason::kDeadline) {
       (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
       return MakeError(ExitCode::kNoGpu,
