@@ -60,7 +60,11 @@ std::map<uint32_t, GpuAnnotation> Annotate(World& world, const Inventory& invent
   std::map<uint32_t, GpuAnnotation> annotations;
   Resolution resolution = ResolveVisibleDevices(inventory.gpus, VisibilityEnvFromProcess());
   for (const VisibleDevice& device : resolution.visible) {
-    if (!device.mig_index) annotations[device.gpu_index].cuda_ordinal = device.ordinal;
+    if (device.mig_index) {
+      annotations[device.gpu_index].mig_cuda_ordinals[*device.mig_index] = device.ordinal;
+    } else {
+      annotations[device.gpu_index].cuda_ordinal = device.ordinal;
+    }
   }
   std::map<std::string, std::string> holders = LeaseHolders(world, inventory);
   for (const Gpu& gpu : inventory.gpus) {
@@ -81,6 +85,12 @@ Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
       const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
       gpu["cuda_ordinal"] =
           annotation.cuda_ordinal ? nlohmann::ordered_json(*annotation.cuda_ordinal) : nullptr;
+      for (auto& mig : gpu["mig"]["devices"]) {
+        auto ordinal = annotation.mig_cuda_ordinals.find(mig["index"].get<uint32_t>());
+        mig["cuda_ordinal"] = ordinal == annotation.mig_cuda_ordinals.end()
+                                  ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json(ordinal->second);
+      }
       gpu["lease"] = annotation.lease.empty() ? nlohmann::ordered_json(nullptr)
                                               : nlohmann::ordered_json(annotation.lease);
     }

@@ -96,8 +96,12 @@ std::string RenderGpuTable(const Inventory& inventory,
                             mig.memory_used_bytes ? FormatBytes(*mig.memory_used_bytes) : "?",
                             FormatBytes(*mig.memory_total_bytes))
               : kMissing;
-      table.AddNote(fmt::format("     {} MIG {}  {}  {}  {} proc{}", branch, mig.name, mig.uuid,
-                                memory, mig.processes.size(),
+      auto ordinal = annotation.mig_cuda_ordinals.find(mig.index);
+      std::string mig_cuda = ordinal == annotation.mig_cuda_ordinals.end()
+                                 ? ""
+                                 : fmt::format("cuda:{}  ", ordinal->second);
+      table.AddNote(fmt::format("     {} {}{}  {}  {}  {} proc{}", branch, mig_cuda, mig.name,
+                                mig.uuid, memory, mig.processes.size(),
                                 mig.processes.size() == 1 ? "" : "s"));
     }
   }

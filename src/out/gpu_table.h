@@ -13,8 +13,9 @@ namespace gpupin {
 
 // What gpupin adds to NVML's view of one GPU.
 struct GpuAnnotation {
-  std::optional<int> cuda_ordinal;  // cuda:N under the caller's environment
-  std::string lease;                // holder summary, "" when not leased
+  std::optional<int> cuda_ordinal;            // cuda:N under the caller's environment
+  std::map<uint32_t, int> mig_cuda_ordinals;  // by MIG slot index
+  std::string lease;                          // holder summary, "" when not leased
 };
 
 // `source` names where the facts came from ("simulated server lab.json"),
