@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <map>
 
+#include "cli/doctor.h"
 #include "cli/env.h"
 #include "cli/ls.h"
+#include "cli/map.h"
 #include "cli/pick.h"
 #include "cli/run.h"
 
@@ -66,6 +68,8 @@ const std::vector<CommandSpec>& AllCommands() {
       PickCommand(),
       RunCommand(),
       EnvCommand(),
+      MapCommand(),
+      DoctorCommand(),
   };
   return commands;
 }
