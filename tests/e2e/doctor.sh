@@ -70,3 +70,38 @@ grep -Eq '^cuda_probe +warn .*the driver numbers devices differently' <<<"$OUT" 
 CUDA_DEVICE_ORDER=PCI_BUS_ID run_status "$GPUPIN" "${MIXED[@]}" doctor --probe
 grep -Eq '^device_order +ok ' <<<"$OUT" || fail "device_order ok under PCI_BUS_ID: $OUT"
 grep -Eq '^cuda_probe +ok ' <<<"$OUT" || fail "cuda_probe ok under PCI_BUS_ID: $OUT"
+
+# Leftovers: a worker whose gpupin job (the lease holder) was killed, and a
+# process whose parent is init.
+export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
+"$GPUPIN" "${SIM[@]}" -q run -- bash -c '"$0" --seconds 60 --name worker --log "$1" & wait' \
+  "$WORKLOAD" "$TEST_TMP/log" &
+runner=$!
+bash -c 'CUDA_VISIBLE_DEVICES=3 "$0" --seconds 60 --name orphan --log "$1" &' "$WORKLOAD" "$TEST_TMP/log"
+for _ in $(seq 100); do
+  [[ $(grep -c '"event":"start"' "$TEST_TMP/log" 2>/dev/null) == 2 ]] && break
+  sleep 0.05
+done
+worker=$(grep '"name":"worker"' "$TEST_TMP/log" | head -1 | jq .pid)
+orphan=$(grep '"name":"orphan"' "$TEST_TMP/log" | head -1 | jq .pid)
+[[ -n "$worker" && -n "$orphan" ]] || fail "workloads did not start: $(cat "$TEST_TMP/log" 2>/dev/null)"
+job=$(pgrep -P "$runner")
+# gpupin run first, so that it cannot remove the lease when its job dies.
+kill -9 "$runner" && wait "$runner" 2>/dev/null || true
+kill -9 "$job"
+orphan_ppid=$(ps -o ppid= -p "$orphan" | tr -d ' ')
+run_status "$GPUPIN" "${SIM[@]}" --json doctor
+kill -9 "$worker" "$orphan"  # not jobs of this script: cleanup would not end them
+expect_eq "$STATUS" 0 "leftovers only warn"
+leftovers=$(jq -r '.findings[] | select(.check == "leftovers") | .verdict + ": " + .evidence + " / " + .fix' <<<"$OUT")
+expect_contains "$leftovers" "warn: " "leftovers warn"
+expect_contains "$leftovers" "pid $worker (" "the killed job's worker is named"
+expect_contains "$leftovers" "its gpupin job is gone" "why: its job is gone"
+expect_eq "$(jq -r '.findings[] | select(.check == "leases") | .evidence' <<<"$OUT" | cut -c1-18)" \
+  "1 expired lease(s)" "the dead job's lease is expired"
+expect_contains "$leftovers" "end yours: kill " "the fix says how to end them"
+# A subreaper (some container inits) adopts orphans instead of init.
+if [[ $orphan_ppid == 1 ]]; then
+  expect_contains "$leftovers" "pid $orphan (" "the orphan is named"
+  expect_contains "$leftovers" "orphaned (its parent is init)" "why: orphaned"
+fi
