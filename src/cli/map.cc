@@ -98,9 +98,14 @@ void AddUses(const World& world, int pid, MapView& view) {
 }
 
 std::string OrdinalsThatExist(const Resolution& resolution) {
-  if (resolution.visible.empty()) return "no cuda:N exists";
-  if (resolution.visible.size() == 1) return "only cuda:0 exists";
-  return fmt::format("cuda:0 to cuda:{} exist", resolution.visible.size() - 1);
+  std::string exist = resolution.visible.empty() ? "no cuda:N exists"
+                      : resolution.visible.size() == 1
+                          ? "only cuda:0 exists"
+                          : fmt::format("cuda:0 to cuda:{} exist", resolution.visible.size() - 1);
+  if (resolution.dropped.empty()) return exist;
+  return fmt::format("{}; {} entr{} dropped (gpupin map without the device shows why)", exist,
+                     resolution.dropped.size(),
+                     resolution.dropped.size() == 1 ? "y was" : "ies were");
 }
 
 Result<int> Map(World& world, const MapOptions& options) {
@@ -164,9 +169,8 @@ CommandSpec MapCommand() {
             app.add_option("device", options->ordinal, "show only this device (cuda:N or N)")
                 ->option_text("cuda:N");
             auto* env = app.add_option("--env", options->env,
-                                       "examine this environment instead of gpupin's own: "
-                                       "'VAR=VALUE ...', shell quoting; variables it does not "
-                                       "name are unset")
+                                       "examine this environment instead of gpupin's own "
+                                       "(shell quoting); what it does not name is unset")
                             ->option_text("'VAR=VALUE ...'");
             app.add_option("--pid", options->pid,
                            "examine a running process (/proc/PID/environ) and show which GPUs "
@@ -177,6 +181,8 @@ CommandSpec MapCommand() {
             app.add_flag("--probe", options->probe,
                          "also ask the CUDA driver, in a child process, and compare");
             app.footer(
+                "Exit status: 0; 1 when cuda:N does not exist or the process cannot be read; "
+                "2 usage.\n"
                 "Examples:\n"
                 "  gpupin map --env 'CUDA_VISIBLE_DEVICES=0,7,1'   cuda:0 is GPU 0; 7 and 1 are "
                 "dropped, and why\n"
