@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
                "be listed as a graphics process instead of compute");
   app.add_option("--name", options.name, "a name for the log and the registry");
   app.add_option("--gpus", options.gpus,
-                 "hold these GPUs (NVML indices or UUIDs, comma-separated) whatever the "
+                 "hold these GPUs (NVML indices or UUIDs, comma-separated, one kind) whatever the "
                  "environment says: simulates CUDA_VISIBLE_DEVICES set after CUDA initialised");
   CLI11_PARSE(app, argc, argv);
   return gpupin::sim::Run(options);
