@@ -35,6 +35,8 @@ struct Options {
   std::optional<std::string> log;
   bool graphics = false;
   std::string name = kProgram;
+  // Test hook: the GPUs to hold, whatever the environment says.
+  std::optional<std::string> gpus;
 };
 
 int Fail(const std::string& message, int code = 1) {
@@ -98,7 +100,13 @@ int Run(const Options& options) {
                 NvmlReturnText(*scenario->init_error) + ")");
 
   VisibilityEnv env = VisibilityEnvFromProcess();
-  Resolution resolution = ResolveCudaDevices(*scenario, env);
+  // --gpus simulates CUDA_VISIBLE_DEVICES set after CUDA initialised: the
+  // process runs on the GPUs CUDA saw at start, while /proc/PID/environ
+  // shows the later value. The list is read like CUDA_VISIBLE_DEVICES under
+  // PCI_BUS_ID, so NVML indices and UUIDs both work.
+  VisibilityEnv at_init = env;
+  if (options.gpus) at_init = {*options.gpus, "PCI_BUS_ID", {}, {}, {}, {}};
+  Resolution resolution = ResolveCudaDevices(*scenario, at_init);
   if (resolution.visible.empty()) return Fail("no CUDA-capable device is detected", 100);
 
   // Blocked before registering, so a signal in between ends us cleanly below.
@@ -148,6 +156,9 @@ int main(int argc, char** argv) {
   app.add_flag("--graphics", options.graphics,
                "be listed as a graphics process instead of compute");
   app.add_option("--name", options.name, "a name for the log and the registry");
+  app.add_option("--gpus", options.gpus,
+                 "hold these GPUs (NVML indices or UUIDs, comma-separated, one kind) whatever the "
+                 "environment says: simulates CUDA_VISIBLE_DEVICES set after CUDA initialised");
   CLI11_PARSE(app, argc, argv);
   return gpupin::sim::Run(options);
 }

@@ -95,6 +95,19 @@ TEST_F(SimWorkload, FastestFirstWithoutAnOrder) {
   EXPECT_EQ(Log()[0]["cuda_visible_devices"], "0");
 }
 
+// --gpus: the GPUs CUDA saw before the environment changed ("set too late").
+TEST_F(SimWorkload, GpusOptionIgnoresTheEnvironment) {
+  pid_t pid = Start({{"CUDA_VISIBLE_DEVICES", "0"}}, {"--seconds", "0", "--gpus", "6,2"});
+  EXPECT_EQ(Wait(pid), 0) << Stderr();
+  pid = Start({{"CUDA_VISIBLE_DEVICES", "0"}}, {"--seconds", "0", "--gpus", lab_[4]});
+  EXPECT_EQ(Wait(pid), 0) << Stderr();
+  std::vector<nlohmann::json> log = Log();
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[0]["nvml_indices"], nlohmann::json({6, 2}));  // NVML indices, not FASTEST_FIRST
+  EXPECT_EQ(log[0]["cuda_visible_devices"], "0");
+  EXPECT_EQ(log[2]["uuids"], nlohmann::json({lab_[4]}));
+}
+
 TEST_F(SimWorkload, NoVisibleDeviceExits100) {
   pid_t pid = Start({{"CUDA_VISIBLE_DEVICES", "-1"}}, {"--seconds", "0"});
   EXPECT_EQ(Wait(pid), 100);

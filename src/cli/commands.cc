@@ -8,9 +8,11 @@
 #include <map>
 
 #include "cli/docker.h"
+#include "cli/doctor.h"
 #include "cli/env.h"
 #include "cli/leases.h"
 #include "cli/ls.h"
+#include "cli/map.h"
 #include "cli/pick.h"
 #include "cli/run.h"
 
@@ -65,8 +67,17 @@ std::string CommandList(const std::vector<CommandSpec>& commands) {
 
 const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> commands = {
-      LsCommand(),     PickCommand(),   RunCommand(),     EnvCommand(),
-      DockerCommand(), LeasesCommand(), ReleaseCommand(),
+      // clang-format off
+      LsCommand(),
+      PickCommand(),
+      RunCommand(),
+      EnvCommand(),
+      DockerCommand(),
+      MapCommand(),
+      DoctorCommand(),
+      LeasesCommand(),
+      ReleaseCommand(),
+      // clang-format on
   };
   return commands;
 }

@@ -29,6 +29,17 @@ std::optional<std::string> FindCompanionFile(const std::string& name) {
   return std::nullopt;
 }
 
+Result<std::string> ProbeLibcudaPath(const World& world) {
+  if (!world.options().simulate) return std::string("libcuda.so.1");
+  std::optional<std::string> library = FindCompanionFile("libgpupin-sim-cuda.so");
+  if (!library) {
+    return MakeError(ExitCode::kNvmlUnavailable,
+                     "the simulated libcuda libgpupin-sim-cuda.so is not installed beside gpupin; "
+                     "rebuild with scripts/build");
+  }
+  return *library;
+}
+
 Result<GpuSource*> World::Gpus() {
   if (gpus_) return gpus_.get();
   NvmlOptions nvml;

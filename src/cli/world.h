@@ -64,4 +64,9 @@ class World {
 // simulated libraries), or in ../lib/gpupin for an installed copy.
 std::optional<std::string> FindCompanionFile(const std::string& name);
 
+// The libcuda a CUDA probe (sys/cuda_probe.h) loads: under --simulate the
+// simulated one beside gpupin, else the driver's libcuda.so.1. Fails
+// (kNvmlUnavailable) when the simulated one is not installed.
+Result<std::string> ProbeLibcudaPath(const World& world);
+
 }  // namespace gpupin

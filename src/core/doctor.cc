@@ -344,6 +344,29 @@ Finding CheckStateDir(const DoctorFacts& facts) {
           "--state-dir or GPUPIN_STATE_DIR"};
 }
 
+// Only asked for with --probe. A driver that cannot answer fails: CUDA
+// programs would fail the same way.
+Finding CheckProbe(const DoctorProbe& probe) {
+  const ProbeResult& result = probe.result;
+  if (!probe.comparison.comparable) {
+    return {"cuda_probe", Verdict::kFail,
+            fmt::format("{} gave no answer: {}", probe.libcuda, result.detail),
+            "CUDA programs fail the same way: check that the driver is installed and loaded "
+            "(nvidia-smi) and that libcuda.so.1 is the driver's, not the toolkit's stub"};
+  }
+  if (!probe.comparison.agree) {
+    return {"cuda_probe", Verdict::kWarn,
+            "the driver numbers devices differently from gpupin's model: " +
+                JoinShort(probe.comparison.differences),
+            "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or name GPUs by UUID; gpupin map --probe shows "
+            "both"};
+  }
+  return {"cuda_probe", Verdict::kOk,
+          fmt::format("the driver ({}) sees {} device(s), as gpupin's model does", probe.libcuda,
+                      result.devices.size()),
+          ""};
+}
+
 void AddPythonFindings(const DoctorFacts& facts, std::vector<Finding>& out) {
   if (facts.python_files_checked == 0 && facts.python_findings.empty()) return;
   if (facts.python_findings.empty()) {
@@ -383,6 +406,7 @@ std::vector<Finding> RunDoctorChecks(const DoctorFacts& facts) {
       out.push_back(check(facts));
     }
   }
+  if (facts.probe) out.push_back(CheckProbe(*facts.probe));
   out.push_back(CheckSlurm(facts));
   out.push_back(CheckContainer(facts));
   if (!facts.nvml_error) {
@@ -399,6 +423,15 @@ ExitCode DoctorExitCode(const std::vector<Finding>& findings) {
   bool failed = std::any_of(findings.begin(), findings.end(),
                             [](const Finding& f) { return f.verdict == Verdict::kFail; });
   return failed ? ExitCode::kError : ExitCode::kOk;
+}
+
+std::optional<std::string> LeftoverReason(bool gpupin_job_gone, char state, int ppid,
+                                          std::optional<char> parent_state) {
+  if (gpupin_job_gone) return "its gpupin job is gone";
+  if (state == 'T' || state == 't') return "stopped";
+  if (ppid == 1) return "orphaned (its parent is init)";
+  if (parent_state == 'Z') return "its parent is a zombie";
+  return std::nullopt;
 }
 
 std::optional<bool> HostPidsVisible(const Inventory& inventory,

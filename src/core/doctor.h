@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/gpu.h"
 #include "core/policy.h"
+#include "core/probe_comparison.h"
 #include "core/python_check.h"
 
 namespace gpupin {
@@ -42,6 +43,12 @@ struct LeftoverProcess {
   bool callers_own = false;  // the caller may end it
 };
 
+// Why a GPU process is left over, or nullopt when nothing says so: its
+// gpupin job's lease says the holder is gone, it is stopped (state T), its
+// parent is init (ppid 1: whoever started it has exited) or a zombie.
+std::optional<std::string> LeftoverReason(bool gpupin_job_gone, char state, int ppid,
+                                          std::optional<char> parent_state);
+
 struct ContainerFacts {
   bool inside = false;
   // Whether the PIDs NVML reports (host PIDs) exist in our /proc; nullopt
@@ -53,6 +60,13 @@ struct ContainerFacts {
 struct BusyThreshold {
   UsageLimit max_used{1ULL << 30, std::nullopt};
   std::optional<double> max_util_percent = 10;
+};
+
+// What the CUDA driver said about the caller's environment (doctor --probe).
+struct DoctorProbe {
+  std::string libcuda;
+  ProbeResult result;
+  ProbeComparison comparison;  // CompareProbe(resolution, result)
 };
 
 struct DoctorFacts {
@@ -69,6 +83,7 @@ struct DoctorFacts {
   int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe
+  std::optional<DoctorProbe> probe;              // only when asked for: loading libcuda is slow
   int python_files_checked = 0;
   std::vector<PythonFinding> python_findings;  // from CheckPythonFiles
 };

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gpupin {
 namespace {
 
@@ -333,6 +335,53 @@ TEST(DoctorLeasesTest, ExpiredLeasesAreOnlyInformation) {
   EXPECT_THAT(f.evidence, HasSubstr("3 expired lease(s)"));
 }
 
+DoctorProbe ProbeOf(const DoctorFacts& facts, ProbeResult result) {
+  return {"libcuda.so.1", result, CompareProbe(facts.resolution, result)};
+}
+
+TEST(DoctorProbeTest, OnlyWhenAskedFor) {
+  std::vector<Finding> findings = RunDoctorChecks(HealthyFacts());
+  EXPECT_TRUE(std::none_of(findings.begin(), findings.end(),
+                           [](const Finding& f) { return f.check == "cuda_probe"; }));
+}
+
+TEST(DoctorProbeTest, OkWhenTheDriverAgrees) {
+  DoctorFacts facts = HealthyFacts();
+  ProbeResult result;
+  result.status = ProbeStatus::kOk;
+  for (const Gpu& gpu : facts.inventory.gpus)
+    result.devices.push_back({static_cast<int>(gpu.index), gpu.uuid, gpu.pci_bus_id, gpu.name, {}});
+  facts.probe = ProbeOf(facts, result);
+  Finding f = Only(facts, "cuda_probe");
+  EXPECT_EQ(f.verdict, Verdict::kOk);
+  EXPECT_EQ(f.evidence, "the driver (libcuda.so.1) sees 2 device(s), as gpupin's model does");
+}
+
+TEST(DoctorProbeTest, WarnsWhenTheDriverNumbersDifferently) {
+  DoctorFacts facts = HealthyFacts();
+  ProbeResult result;
+  result.status = ProbeStatus::kOk;
+  result.devices.push_back({0, facts.inventory.gpus[1].uuid, "", "", {}});
+  result.devices.push_back({1, facts.inventory.gpus[0].uuid, "", "", {}});
+  facts.probe = ProbeOf(facts, result);
+  Finding f = Only(facts, "cuda_probe");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("cuda:0: gpupin expects GPU 0"));
+  EXPECT_THAT(f.fix, HasSubstr("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+}
+
+TEST(DoctorProbeTest, FailsWhenTheDriverGivesNoAnswer) {
+  DoctorFacts facts = HealthyFacts();
+  ProbeResult result;
+  result.status = ProbeStatus::kUnavailable;
+  result.detail = "cannot load libcuda.so.1";
+  facts.probe = ProbeOf(facts, result);
+  Finding f = Only(facts, "cuda_probe");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("libcuda.so.1 gave no answer: cannot load libcuda.so.1"));
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
+}
+
 TEST(DoctorStateDirTest, UnsafeStateDirFails) {
   DoctorFacts facts = HealthyFacts();
   facts.state_dir = "/tmp/gpupin";
@@ -374,6 +423,14 @@ TEST(DoctorPythonTest, CleanFilesAreOk) {
   Finding f = Only(facts, "python");
   ExpectOk(f);
   EXPECT_EQ(f.evidence, "2 Python file(s) checked: no problems found");
+}
+
+TEST(LeftoverReasonTest, NamesWhyAProcessIsLeftOver) {
+  EXPECT_EQ(LeftoverReason(true, 'S', 1, std::nullopt), "its gpupin job is gone");
+  EXPECT_EQ(LeftoverReason(false, 'T', 4000, 'S'), "stopped");
+  EXPECT_EQ(LeftoverReason(false, 'S', 1, std::nullopt), "orphaned (its parent is init)");
+  EXPECT_EQ(LeftoverReason(false, 'R', 4000, 'Z'), "its parent is a zombie");
+  EXPECT_EQ(LeftoverReason(false, 'S', 4000, 'S'), std::nullopt);
 }
 
 TEST(HostPidsVisibleTest, AllNvmlPidsMustExist) {

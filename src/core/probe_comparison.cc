@@ -21,6 +21,8 @@ std::string ModelDevice(const VisibleDevice& device) {
 
 }  // namespace
 
+bool SameCudaUuid(std::string_view a, std::string_view b) { return UuidDigits(a) == UuidDigits(b); }
+
 std::string DescribeCudaError(int code) {
   struct Known {
     int code;
@@ -83,7 +85,7 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) 
                                        ", gpupin expects no device");
       continue;
     }
-    if (!driver.uuid || UuidDigits(*driver.uuid) != UuidDigits(model.visible[i].uuid)) {
+    if (!driver.uuid || !SameCudaUuid(*driver.uuid, model.visible[i].uuid)) {
       comparison.differences.push_back(where + "gpupin expects " + ModelDevice(model.visible[i]) +
                                        ", the driver has " + driver_text);
     }

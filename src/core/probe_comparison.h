@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cuda_visible.h"
@@ -41,6 +42,10 @@ struct ProbeResult {
 // "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected" for the
 // codes gpupin knows, "CUDA error 12345" otherwise.
 std::string DescribeCudaError(int code);
+
+// Whether two UUIDs name the same device, ignoring the GPU-/MIG- prefix: the
+// driver hands out 16 raw bytes, formatted GPU- whatever the device is.
+bool SameCudaUuid(std::string_view a, std::string_view b);
 
 struct ProbeComparison {
   // False when the probe gave no answer to compare with (unavailable, init

@@ -90,5 +90,12 @@ TEST(ProbeComparisonTest, CudaErrorsAreNamed) {
   EXPECT_EQ(DescribeCudaError(4242), "CUDA error 4242");
 }
 
+TEST(SameCudaUuidTest, IgnoresOnlyTheGpuOrMigPrefix) {
+  EXPECT_TRUE(SameCudaUuid("GPU-8932f937-d72c", "GPU-8932f937-d72c"));
+  EXPECT_TRUE(SameCudaUuid("MIG-8932f937-d72c", "GPU-8932f937-d72c"));
+  EXPECT_FALSE(SameCudaUuid("GPU-8932f937-d72c", "GPU-8932f937-d72d"));
+  EXPECT_FALSE(SameCudaUuid("GPU-8932f937", "GPU-8932f937-d72c"));
+}
+
 }  // namespace
 }  // namespace gpupin

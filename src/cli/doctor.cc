@@ -1,0 +1,273 @@
+#include "cli/doctor.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/machine_state.h"
+#include "core/doctor.h"
+#include "out/table.h"
+#include "sys/cuda_probe.h"
+#include "sys/environment.h"
+#include "sys/source_file.h"
+#include "sys/state_dir.h"
+
+namespace gpupin {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kSchemaVersion = 1;
+
+struct DoctorOptions {
+  std::vector<std::string> python_files;
+  bool probe = false;
+};
+
+void GatherNvml(World& world, DoctorFacts& facts) {
+  Result<GpuSource*> gpus = world.Gpus();
+  if (!gpus.ok()) {
+    facts.nvml_error = gpus.error().message;
+    return;
+  }
+  Result<Inventory> inventory = (*gpus)->Snapshot();
+  if (!inventory.ok()) {
+    facts.nvml_error = inventory.error().message;
+    return;
+  }
+  facts.inventory = std::move(*inventory);
+}
+
+void GatherEnvironment(DoctorFacts& facts) {
+  std::map<std::string, std::string> environment = ProcessEnvironment();
+  facts.env = VisibilityEnvFromMap(environment);
+  facts.resolution = ResolveVisibleDevices(facts.inventory.gpus, facts.env);
+  if (auto it = environment.find("SLURM_JOB_ID"); it != environment.end())
+    facts.slurm_job_id = it->second;
+}
+
+// Docker and podman leave a marker file; other runtimes show in our cgroup.
+void GatherContainer(const World& world, DoctorFacts& facts) {
+  std::error_code ec;
+  facts.container.inside = std::filesystem::exists("/.dockerenv", ec) ||
+                           std::filesystem::exists("/run/.containerenv", ec) ||
+                           world.procfs().ContainerId(getpid()).has_value();
+  facts.container.host_pids_visible = HostPidsVisible(facts.inventory, [&](uint32_t pid) {
+    return world.procfs().Stat(static_cast<int>(pid)).has_value();
+  });
+}
+
+// Every process NVML lists, once per GPU, with the memory it holds there.
+std::vector<std::pair<uint32_t, const GpuProcess*>> GpuProcesses(const Inventory& inventory) {
+  std::vector<std::pair<uint32_t, const GpuProcess*>> out;
+  for (const Gpu& gpu : inventory.gpus) {
+    std::set<uint32_t> seen;
+    for (const GpuProcess& p : gpu.processes) {
+      if (seen.insert(p.pid).second) out.emplace_back(gpu.index, &p);
+    }
+    for (const MigDevice& mig : gpu.mig_devices) {
+      for (const GpuProcess& p : mig.processes) {
+        if (seen.insert(p.pid).second) out.emplace_back(gpu.index, &p);
+      }
+    }
+  }
+  return out;
+}
+
+// Whether the gpupin job `pid` was started by (GPUPIN_LEASE_ID in its
+// environment) has a lease whose holder is gone. A lease that no longer
+// exists says nothing: a used reservation is removed on purpose.
+bool GpupinJobGone(const World& world, int pid, const std::vector<Lease>& leases,
+                   const LivenessFacts& liveness) {
+  Result<std::map<std::string, std::string>> environment = world.procfs().Environ(pid);
+  if (!environment.ok()) return false;
+  auto id = environment->find("GPUPIN_LEASE_ID");
+  if (id == environment->end()) return false;
+  for (const Lease& lease : leases) {
+    if (lease.id != id->second) continue;
+    LeaseState state = EvaluateLease(lease, liveness);
+    return state == LeaseState::kHolderGone || state == LeaseState::kContainerGone;
+  }
+  return false;
+}
+
+void GatherLeftovers(const World& world, const std::vector<Lease>& leases,
+                     const LivenessFacts& liveness, DoctorFacts& facts) {
+  const ProcFs& procfs = world.procfs();
+  for (const auto& [gpu_index, process] : GpuProcesses(facts.inventory)) {
+    int pid = static_cast<int>(process->pid);
+    std::optional<ProcessStat> stat = procfs.Stat(pid);
+    if (!stat) continue;  // not in our PID namespace: the container check says so
+    std::optional<ProcessStat> parent = procfs.Stat(stat->ppid);
+    std::optional<std::string> reason =
+        LeftoverReason(GpupinJobGone(world, pid, leases, liveness), stat->state, stat->ppid,
+                       parent ? std::optional<char>(parent->state) : std::nullopt);
+    if (!reason) continue;
+    std::optional<uint32_t> uid = procfs.Uid(pid);
+    facts.leftovers.push_back({gpu_index, process->pid, uid ? UserName(*uid) : "?",
+                               procfs.Cmdline(pid).value_or("?"), process->used_memory_bytes,
+                               *reason, uid && *uid == getuid()});
+  }
+}
+
+// Reads the leases without changing them: doctor looks, it does not clean up.
+void GatherLeases(World& world, DoctorFacts& facts) {
+  facts.state_dir = ChooseStateDirPath(world.options().state_dir);
+  std::vector<Lease> leases;
+  LivenessFacts liveness = MakeLivenessFacts(facts.inventory, world.procfs());
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) {
+    facts.state_dir_problem = store.error().message;
+  } else {
+    Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+      leases = txn.ReadLeases();
+      return Ok{};
+    });
+    if (!read.ok()) facts.state_dir_problem = read.error().message;
+  }
+  for (const Lease& lease : leases) {
+    if (EvaluateLease(lease, liveness) != LeaseState::kLive) ++facts.expired_leases;
+  }
+  if (!facts.nvml_error) GatherLeftovers(world, leases, liveness, facts);
+}
+
+Status GatherPython(const std::vector<std::string>& paths, DoctorFacts& facts) {
+  std::vector<PythonFile> files;
+  for (const std::string& path : paths) {
+    Result<std::string> text = ReadSourceFile(path);
+    if (!text.ok()) return text.error();
+    files.push_back({path, std::move(*text)});
+  }
+  PythonFileReader read_beside = [](const std::string& path) -> std::optional<std::string> {
+    Result<std::string> text = ReadSourceFile(path);
+    return text.ok() ? std::optional<std::string>(std::move(*text)) : std::nullopt;
+  };
+  facts.python_files_checked = static_cast<int>(files.size());
+  facts.python_findings = CheckPythonFiles(files, read_beside);
+  return Ok{};
+}
+
+Status GatherProbe(const World& world, DoctorFacts& facts) {
+  Result<std::string> libcuda = ProbeLibcudaPath(world);
+  if (!libcuda.ok()) return libcuda.error();
+  ProbeOptions options;
+  options.libcuda_path = *libcuda;
+  options.environment = ProcessEnvironment();
+  Result<ProbeResult> probe = ProbeCuda(options);
+  if (!probe.ok()) return probe.error();
+  ProbeComparison comparison = CompareProbe(facts.resolution, *probe);
+  facts.probe = DoctorProbe{*libcuda, std::move(*probe), std::move(comparison)};
+  return Ok{};
+}
+
+Color VerdictColor(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kOk:
+      return Color::kGreen;
+    case Verdict::kWarn:
+      return Color::kYellow;
+    case Verdict::kFail:
+      return Color::kRed;
+  }
+  return Color::kNone;
+}
+
+bool IsPythonProblem(const Finding& finding) {
+  return finding.check == "python" && finding.verdict != Verdict::kOk;
+}
+
+// The table of checks, then each Python problem the way a compiler reports
+// it (file:line: message), so editors can jump to it.
+std::string Render(const std::vector<Finding>& findings, const Terminal& terminal) {
+  Table table({{"CHECK"}, {"VERDICT"}, {"EVIDENCE"}});
+  std::string python;
+  int counts[3] = {0, 0, 0};
+  for (const Finding& f : findings) {
+    ++counts[static_cast<int>(f.verdict)];
+    std::string fix = f.fix.empty() ? "" : "  fix: " + f.fix;
+    if (IsPythonProblem(f)) {
+      python += fmt::format("{}\n{}", f.evidence, fix.empty() ? "" : fix + "\n");
+      continue;
+    }
+    table.AddRow(
+        {f.check, terminal.Paint(VerdictName(f.verdict), VerdictColor(f.verdict)), f.evidence});
+    if (f.verdict != Verdict::kOk && !fix.empty()) table.AddNote(fix);
+  }
+  return table.Render() + python +
+         fmt::format("{} ok, {} warn, {} fail\n", counts[0], counts[1], counts[2]);
+}
+
+Json ToJson(const std::vector<Finding>& findings, const DoctorFacts& facts) {
+  Json items = Json::array();
+  for (const Finding& f : findings) {
+    items.push_back({{"check", f.check},
+                     {"verdict", VerdictName(f.verdict)},
+                     {"evidence", f.evidence},
+                     {"fix", f.fix.empty() ? Json() : Json(f.fix)}});
+  }
+  Json python = Json::array();
+  for (const PythonFinding& p : facts.python_findings) {
+    python.push_back({{"path", p.path},
+                      {"line", p.line},
+                      {"kind", p.kind == PythonFindingKind::kVisibilitySetAfterImport
+                                   ? "visibility_set_after_import"
+                                   : "data_parallel_without_device_ids"},
+                      {"message", p.message},
+                      {"fix", p.fix}});
+  }
+  return Json{{"schema_version", kSchemaVersion},
+              {"ok", DoctorExitCode(findings) == ExitCode::kOk},
+              {"findings", items},
+              {"python", python}};
+}
+
+Result<int> Doctor(World& world, const DoctorOptions& options) {
+  DoctorFacts facts;
+  // Files first: a mistyped path is a usage error before any slow check.
+  if (Status python = GatherPython(options.python_files, facts); !python.ok())
+    return python.error();
+  GatherNvml(world, facts);
+  GatherEnvironment(facts);
+  GatherContainer(world, facts);
+  GatherLeases(world, facts);
+  if (options.probe) {
+    if (Status probed = GatherProbe(world, facts); !probed.ok()) return probed.error();
+  }
+  std::vector<Finding> findings = RunDoctorChecks(facts);
+  if (world.options().json) {
+    std::printf("%s\n", ToJson(findings, facts).dump(2).c_str());
+  } else {
+    std::fputs(Render(findings, world.terminal()).c_str(), stdout);
+  }
+  return static_cast<int>(DoctorExitCode(findings));
+}
+
+}  // namespace
+
+CommandSpec DoctorCommand() {
+  return {"doctor", "check the machine, the environment and Python files; name each fix",
+          [](CLI::App& app) {
+            auto options = std::make_shared<DoctorOptions>();
+            app.add_option("files", options->python_files,
+                           "Python files to check for CUDA_VISIBLE_DEVICES set after import "
+                           "torch/tensorflow/jax, and nn.DataParallel without device_ids")
+                ->option_text("FILE.py ...");
+            app.add_flag("--probe", options->probe,
+                         "also ask the CUDA driver (in a child process) how it numbers devices, "
+                         "and compare with gpupin's model");
+            app.footer(
+                "Exit status: 0 when no check fails, 1 otherwise.\n"
+                "Examples:\n"
+                "  gpupin doctor                 the machine and this shell's environment\n"
+                "  gpupin doctor train.py        also: is CUDA_VISIBLE_DEVICES set too late?\n"
+                "  gpupin doctor --probe --json  with the driver's own numbering, as JSON");
+            return [options](World& world) { return Doctor(world, *options); };
+          }};
+}
+
+}  // namespace gpupin

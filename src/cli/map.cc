@@ -1,0 +1,197 @@
+#include "cli/map.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+
+#include "core/env_words.h"
+#include "core/gpu_use.h"
+#include "out/map_output.h"
+#include "sys/cuda_probe.h"
+#include "sys/environment.h"
+
+namespace gpupin {
+namespace {
+
+struct MapOptions {
+  std::optional<std::string> env;
+  std::optional<int> pid;
+  bool probe = false;
+  std::optional<std::string> ordinal;
+};
+
+// The environment being examined: its variables (NAME -> value) and how to
+// name it in the output.
+struct Examined {
+  std::string label;
+  std::map<std::string, std::string> variables;
+};
+
+Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& options) {
+  if (options.env) {
+    // --env describes the whole environment: what it does not name is unset,
+    // so the answer never depends on the shell gpupin happens to run in.
+    Result<std::map<std::string, std::string>> variables = ParseEnvWords(*options.env);
+    if (!variables.ok()) return variables.error();
+    return Examined{"--env", std::move(*variables)};
+  }
+  if (options.pid) {
+    if (!world.procfs().Stat(*options.pid))
+      return MakeError(ExitCode::kError,
+                       fmt::format("no running process with pid {}", *options.pid));
+    Result<std::map<std::string, std::string>> variables = world.procfs().Environ(*options.pid);
+    if (!variables.ok()) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("cannot read the environment of pid {}: {}; gpupin can read "
+                                   "only your own processes' (unless run as root)",
+                                   *options.pid, variables.error().message));
+    }
+    std::string command = world.procfs().Cmdline(*options.pid).value_or("");
+    if (command.size() > 60) command = command.substr(0, 57) + "...";
+    return Examined{command.empty() ? fmt::format("pid {}", *options.pid)
+                                    : fmt::format("pid {} ({})", *options.pid, command),
+                    std::move(*variables)};
+  }
+  return Examined{"this environment", ProcessEnvironment()};
+}
+
+// The probe child's environment: gpupin's own (so that the driver library
+// and, under --simulate, the scenario are found), with every CUDA_* variable
+// taken from the environment being examined instead, since those are what
+// cuInit reads.
+std::map<std::string, std::string> ProbeEnvironment(const Examined& examined) {
+  std::map<std::string, std::string> environment;
+  for (auto& [name, value] : ProcessEnvironment()) {
+    if (!name.starts_with("CUDA_")) environment[name] = value;
+  }
+  for (const auto& [name, value] : examined.variables) {
+    if (name.starts_with("CUDA_")) environment[name] = value;
+  }
+  return environment;
+}
+
+Status AddProbe(const World& world, const Examined& examined, MapView& view) {
+  Result<std::string> libcuda = ProbeLibcudaPath(world);
+  if (!libcuda.ok()) return libcuda.error();
+  ProbeOptions probe_options;
+  probe_options.libcuda_path = *libcuda;
+  probe_options.environment = ProbeEnvironment(examined);
+  Result<ProbeResult> probe = ProbeCuda(probe_options);
+  if (!probe.ok()) return probe.error();
+  view.libcuda = *libcuda;
+  view.comparison = CompareProbe(view.resolution, *probe);
+  view.probe = std::move(*probe);
+  return Ok{};
+}
+
+void AddUses(const World& world, int pid, MapView& view) {
+  view.pid = pid;
+  const ProcFs& procfs = world.procfs();
+  view.uses = FindGpuUses(*view.inventory, view.resolution, [&](uint32_t gpu_pid) {
+    return procfs.DescendsFrom(static_cast<int>(gpu_pid), pid);
+  });
+  for (const Gpu& gpu : view.inventory->gpus) {
+    if (!gpu.processes_known) view.unknown_process_gpus.push_back(gpu.index);
+  }
+}
+
+std::string OrdinalsThatExist(const Resolution& resolution) {
+  std::string exist = resolution.visible.empty() ? "no cuda:N exists"
+                      : resolution.visible.size() == 1
+                          ? "only cuda:0 exists"
+                          : fmt::format("cuda:0 to cuda:{} exist", resolution.visible.size() - 1);
+  if (resolution.dropped.empty()) return exist;
+  return fmt::format("{}; {} entr{} dropped (gpupin map without the device shows why)", exist,
+                     resolution.dropped.size(),
+                     resolution.dropped.size() == 1 ? "y was" : "ies were");
+}
+
+Result<int> Map(World& world, const MapOptions& options) {
+  std::optional<int> asked;
+  if (options.ordinal) {
+    Result<int> ordinal = ParseCudaOrdinal(*options.ordinal);
+    if (!ordinal.ok()) return ordinal.error();
+    asked = *ordinal;
+  }
+  // Read before NVML opens, so an unreadable process fails fast.
+  Result<Examined> examined = ExaminedEnvironment(world, options);
+  if (!examined.ok()) return examined.error();
+  Result<GpuSource*> gpus = world.Gpus();
+  if (!gpus.ok()) return gpus.error();
+  Result<Inventory> inventory = (*gpus)->Snapshot();
+  if (!inventory.ok()) return inventory.error();
+
+  MapView view;
+  view.environment_label = examined->label;
+  view.env = VisibilityEnvFromMap(examined->variables);
+  view.inventory = &*inventory;
+  view.resolution = ResolveVisibleDevices(inventory->gpus, view.env);
+  view.asked_ordinal = asked;
+  if (asked && (*asked >= static_cast<int>(view.resolution.visible.size()))) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("cuda:{} does not exist under {}: {}", *asked, examined->label,
+                                 OrdinalsThatExist(view.resolution)));
+  }
+  if (options.pid) AddUses(world, *options.pid, view);
+  if (options.probe) {
+    if (Status probed = AddProbe(world, *examined, view); !probed.ok()) return probed.error();
+  }
+  if (world.options().json) {
+    std::printf("%s\n", MapToJson(view).dump(2).c_str());
+  } else {
+    std::fputs(RenderMap(view, world.terminal()).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<int> ParseCudaOrdinal(std::string_view text) {
+  std::string_view digits = text;
+  if (digits.starts_with("cuda:")) digits.remove_prefix(5);
+  int ordinal = -1;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+      ordinal < 0) {
+    return MakeError(
+        ExitCode::kUsage,
+        fmt::format("'{}' is not a CUDA device; write cuda:N or N, e.g. cuda:1", text));
+  }
+  return ordinal;
+}
+
+CommandSpec MapCommand() {
+  return {"map", "which physical GPU each cuda:N is, for an environment or a running process",
+          [](CLI::App& app) {
+            auto options = std::make_shared<MapOptions>();
+            app.add_option("device", options->ordinal, "show only this device (cuda:N or N)")
+                ->option_text("cuda:N");
+            auto* env = app.add_option("--env", options->env,
+                                       "examine this environment instead of gpupin's own "
+                                       "(shell quoting); what it does not name is unset")
+                            ->option_text("'VAR=VALUE ...'");
+            app.add_option("--pid", options->pid,
+                           "examine a running process (/proc/PID/environ) and show which GPUs "
+                           "it really uses")
+                ->check(CLI::PositiveNumber)
+                ->excludes(env)
+                ->option_text("PID");
+            app.add_flag("--probe", options->probe,
+                         "also ask the CUDA driver, in a child process, and compare");
+            app.footer(
+                "Exit status: 0; 1 when cuda:N does not exist or the process cannot be read; "
+                "2 usage.\n"
+                "Examples:\n"
+                "  gpupin map --env 'CUDA_VISIBLE_DEVICES=0,7,1'   cuda:0 is GPU 0; 7 and 1 are "
+                "dropped, and why\n"
+                "  gpupin map --pid 4121                           a running job: its cuda:N and "
+                "the GPUs it uses\n"
+                "  gpupin map cuda:1 --probe                       cuda:1 here, checked against "
+                "the driver");
+            return [options](World& world) { return Map(world, *options); };
+          }};
+}
+
+}  // namespace gpupin

@@ -1,0 +1,51 @@
+#include "core/gpu_use.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gpupin {
+namespace {
+
+std::optional<int> OrdinalOf(const Resolution& resolution, uint32_t gpu_index,
+                             std::optional<uint32_t> mig_index) {
+  for (const VisibleDevice& device : resolution.visible) {
+    if (device.gpu_index != gpu_index) continue;
+    // A use seen only on the parent GPU counts for any of its visible instances.
+    if (!mig_index || device.mig_index == mig_index) return device.ordinal;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<GpuUse> FindGpuUses(const Inventory& inventory, const Resolution& resolution,
+                                const std::function<bool(uint32_t pid)>& belongs) {
+  std::vector<GpuUse> uses;
+  for (const Gpu& gpu : inventory.gpus) {
+    std::set<uint32_t> on_instances;
+    for (const MigDevice& mig : gpu.mig_devices) {
+      for (const GpuProcess& process : mig.processes) {
+        if (!belongs(process.pid)) continue;
+        on_instances.insert(process.pid);
+        uses.push_back({process.pid, gpu.index, mig.index, mig.uuid, process.used_memory_bytes,
+                        OrdinalOf(resolution, gpu.index, mig.index)});
+      }
+    }
+    for (const GpuProcess& process : gpu.processes) {
+      if (!belongs(process.pid) || on_instances.contains(process.pid)) continue;
+      uses.push_back({process.pid, gpu.index, std::nullopt, gpu.uuid, process.used_memory_bytes,
+                      OrdinalOf(resolution, gpu.index, std::nullopt)});
+    }
+  }
+  return uses;
+}
+
+std::vector<uint32_t> GpusUsedButNotVisible(const std::vector<GpuUse>& uses) {
+  std::set<uint32_t> gpus;
+  for (const GpuUse& use : uses) {
+    if (!use.cuda_ordinal) gpus.insert(use.gpu_index);
+  }
+  return {gpus.begin(), gpus.end()};
+}
+
+}  // namespace gpupin

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# gpupin map --pid: a running process's cuda:N (from /proc/PID/environ), the
+# GPUs NVML really lists it on, and the "set too late" symptom: a GPU used
+# that its environment does not make visible.
+source "$(dirname "$0")/lib.sh"
+export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
+SIM=(--simulate "$GPUPIN_SIM_SCENARIO")
+GPU2=GPU-32aa84bf-eaa2-ce45-5928-e15760d2e55c
+
+# wait_started NAME: until the workload named NAME has registered.
+wait_started() {
+  for _ in $(seq 100); do
+    grep -q "\"event\":\"start\".*\"name\":\"$1\"" "$TEST_TMP/log" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "workload $1 did not start"
+}
+
+CUDA_VISIBLE_DEVICES=2 "$WORKLOAD" --seconds 30 --name job --log "$TEST_TMP/log" &
+job=$!
+wait_started job
+run_status "$GPUPIN" "${SIM[@]}" map --pid "$job"
+expect_eq "$STATUS" 0 "map --pid status"
+expect_contains "$OUT" "pid $job (" "header names the process"
+expect_contains "$OUT" 'CUDA_VISIBLE_DEVICES="2"' "header shows its CUDA_VISIBLE_DEVICES"
+expect_contains "$(grep '^cuda:0' <<<"$OUT")" "$GPU2" "its cuda:0 is GPU 2"
+expect_contains "$OUT" "GPU 2 (cuda:0): pid $job, 1G" "it uses GPU 2 as cuda:0"
+[[ "$OUT" != *warning* ]] || fail "no warning expected: $OUT"
+run_status "$GPUPIN" "${SIM[@]}" --json map --pid "$job"
+expect_eq "$(jq -c "[.pid, [.uses[] | [.pid, .gpu_index, .cuda_ordinal]], .used_but_not_visible]" <<<"$OUT")" \
+  "[$job,[[$job,2,0]],[]]" "json uses"
+
+# Set too late: the environment says GPU 0, the process runs on GPU 3.
+CUDA_VISIBLE_DEVICES=0 "$WORKLOAD" --gpus 3 --seconds 30 --name late --log "$TEST_TMP/log" &
+late=$!
+wait_started late
+run_status "$GPUPIN" "${SIM[@]}" map --pid "$late"
+expect_eq "$STATUS" 0 "set too late status"
+expect_contains "$OUT" "GPU 3 (not visible): pid $late" "the use of GPU 3 is listed"
+expect_contains "$OUT" "warning: GPU 3 is used but is not visible as any cuda:N under this process's environment: CUDA_VISIBLE_DEVICES was probably set after CUDA initialised (e.g. after import torch)" "set too late flagged"
+run_status "$GPUPIN" "${SIM[@]}" --json map --pid "$late"
+expect_eq "$(jq -c .used_but_not_visible <<<"$OUT")" "[3]" "json used_but_not_visible"
+
+# A launcher's descendants count as the launcher's use.
+bash -c 'CUDA_VISIBLE_DEVICES=1 "$0" --seconds 30 --name child --log "$1"; true' "$WORKLOAD" "$TEST_TMP/log" &
+shell=$!
+wait_started child
+child=$(grep '"name":"child"' "$TEST_TMP/log" | head -1 | jq .pid)
+run_status "$GPUPIN" "${SIM[@]}" map --pid "$shell"
+expect_contains "$OUT" "GPU 1 (cuda:1): pid $child" "the child's GPU, as the shell's cuda:1"
+kill -9 "$child"  # not a job of this script: cleanup would not end it
+
+# A process without GPUs; one that does not exist.
+sleep 30 &
+idle=$!
+run_status "$GPUPIN" "${SIM[@]}" map --pid "$idle"
+expect_eq "$STATUS" 0 "no-GPU process status"
+expect_contains "$OUT" "uses: no GPU" "no GPU used"
+run_status "$GPUPIN" "${SIM[@]}" map --pid 2147483647
+expect_eq "$STATUS" 1 "missing process status"
+expect_contains "$ERR" "no running process with pid 2147483647" "missing process"
+
+# Another user's process: its environment cannot be read without root.
+if [[ $(id -u) == 0 ]]; then
+  command -v setpriv >/dev/null || exit 0
+  as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  target=$job
+else
+  as_other=()
+  target=1
+fi
+run_status "${as_other[@]}" "$GPUPIN" "${SIM[@]}" map --pid "$target"
+expect_eq "$STATUS" 1 "unreadable environ status"
+expect_contains "$ERR" "cannot read the environment of pid $target" "unreadable environ named"
+expect_contains "$ERR" "only your own processes" "says whose processes can be read"
