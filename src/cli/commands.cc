@@ -14,6 +14,7 @@
 #include "cli/ls.h"
 #include "cli/map.h"
 #include "cli/pick.h"
+#include "cli/ps.h"
 #include "cli/run.h"
 
 namespace gpupin {
@@ -69,6 +70,7 @@ const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> commands = {
       // clang-format off
       LsCommand(),
+      PsCommand(),
       PickCommand(),
       RunCommand(),
       EnvCommand(),

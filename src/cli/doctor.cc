@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/gpu_processes.h"
 #include "cli/machine_state.h"
 #include "core/doctor.h"
+#include "out/inventory_json.h"
 #include "out/table.h"
 #include "sys/cuda_probe.h"
 #include "sys/environment.h"
@@ -21,8 +23,6 @@ namespace gpupin {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-constexpr int kSchemaVersion = 1;
 
 struct DoctorOptions {
   std::vector<std::string> python_files;
@@ -62,56 +62,14 @@ void GatherContainer(const World& world, DoctorFacts& facts) {
   });
 }
 
-// Every process NVML lists, once per GPU, with the memory it holds there.
-std::vector<std::pair<uint32_t, const GpuProcess*>> GpuProcesses(const Inventory& inventory) {
-  std::vector<std::pair<uint32_t, const GpuProcess*>> out;
-  for (const Gpu& gpu : inventory.gpus) {
-    std::set<uint32_t> seen;
-    for (const GpuProcess& p : gpu.processes) {
-      if (seen.insert(p.pid).second) out.emplace_back(gpu.index, &p);
-    }
-    for (const MigDevice& mig : gpu.mig_devices) {
-      for (const GpuProcess& p : mig.processes) {
-        if (seen.insert(p.pid).second) out.emplace_back(gpu.index, &p);
-      }
-    }
-  }
-  return out;
-}
-
-// Whether the gpupin job `pid` was started by (GPUPIN_LEASE_ID in its
-// environment) has a lease whose holder is gone. A lease that no longer
-// exists says nothing: a used reservation is removed on purpose.
-bool GpupinJobGone(const World& world, int pid, const std::vector<Lease>& leases,
-                   const LivenessFacts& liveness) {
-  Result<std::map<std::string, std::string>> environment = world.procfs().Environ(pid);
-  if (!environment.ok()) return false;
-  auto id = environment->find("GPUPIN_LEASE_ID");
-  if (id == environment->end()) return false;
-  for (const Lease& lease : leases) {
-    if (lease.id != id->second) continue;
-    LeaseState state = EvaluateLease(lease, liveness);
-    return state == LeaseState::kHolderGone || state == LeaseState::kContainerGone;
-  }
-  return false;
-}
-
 void GatherLeftovers(const World& world, const std::vector<Lease>& leases,
                      const LivenessFacts& liveness, DoctorFacts& facts) {
-  const ProcFs& procfs = world.procfs();
-  for (const auto& [gpu_index, process] : GpuProcesses(facts.inventory)) {
-    int pid = static_cast<int>(process->pid);
-    std::optional<ProcessStat> stat = procfs.Stat(pid);
-    if (!stat) continue;  // not in our PID namespace: the container check says so
-    std::optional<ProcessStat> parent = procfs.Stat(stat->ppid);
-    std::optional<std::string> reason =
-        LeftoverReason(GpupinJobGone(world, pid, leases, liveness), stat->state, stat->ppid,
-                       parent ? std::optional<char>(parent->state) : std::nullopt);
-    if (!reason) continue;
-    std::optional<uint32_t> uid = procfs.Uid(pid);
-    facts.leftovers.push_back({gpu_index, process->pid, uid ? UserName(*uid) : "?",
-                               procfs.Cmdline(pid).value_or("?"), process->used_memory_bytes,
-                               *reason, uid && *uid == getuid()});
+  for (const GpuProcessRow& row :
+       DescribeGpuProcessRows(facts.inventory, leases, liveness, world.procfs())) {
+    if (!row.leftover_reason) continue;
+    facts.leftovers.push_back({row.gpu_index, row.process.pid, row.user, row.command,
+                               row.process.used_memory_bytes, *row.leftover_reason,
+                               row.uid && *row.uid == getuid()});
   }
 }
 
@@ -220,7 +178,7 @@ Json ToJson(const std::vector<Finding>& findings, const DoctorFacts& facts) {
                       {"message", p.message},
                       {"fix", p.fix}});
   }
-  return Json{{"schema_version", kSchemaVersion},
+  return Json{{"schema_version", kJsonSchemaVersion},
               {"ok", DoctorExitCode(findings) == ExitCode::kOk},
               {"findings", items},
               {"python", python}};

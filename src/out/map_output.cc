@@ -1,5 +1,7 @@
 #include "out/map_output.h"
 
+#include "out/inventory_json.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,7 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int kSchemaVersion = 1;
 
 std::string Quoted(const std::optional<std::string>& value) {
   return value ? fmt::format("\"{}\"", *value) : "unset";
@@ -278,7 +279,7 @@ Json MapToJson(const MapView& view) {
                        {"reason", DropReasonId(entry.reason)},
                        {"detail", entry.detail}});
   }
-  Json json{{"schema_version", kSchemaVersion},
+  Json json{{"schema_version", kJsonSchemaVersion},
             {"environment", view.environment_label},
             {"pid", OrNull(view.pid)},
             {"cuda_visible_devices", OrNull(view.env.cuda_visible_devices)},

@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <pwd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <set>
 #include <string_view>
 
 namespace gpupin {
@@ -202,6 +206,22 @@ std::vector<int> ProcFs::AllPids() const {
     if (pid && *pid > 0) pids.push_back(*pid);
   }
   return pids;
+}
+
+std::vector<uint32_t> ProcFs::OpenNvidiaDeviceMinors(int pid) const {
+  constexpr unsigned kNvidiaMajor = 195;
+  constexpr unsigned kNvidiaControlMinor = 255;
+  std::set<uint32_t> minors;
+  std::error_code ec;
+  std::filesystem::directory_iterator fds(root_ + "/" + std::to_string(pid) + "/fd", ec);
+  for (; !ec && fds != std::filesystem::directory_iterator(); fds.increment(ec)) {
+    struct stat info;
+    if (stat(fds->path().c_str(), &info) != 0 || !S_ISCHR(info.st_mode)) continue;
+    if (major(info.st_rdev) == kNvidiaMajor && minor(info.st_rdev) < kNvidiaControlMinor) {
+      minors.insert(minor(info.st_rdev));
+    }
+  }
+  return {minors.begin(), minors.end()};
 }
 
 std::optional<uint64_t> ProcFs::UptimeTicks() const {

@@ -34,6 +34,11 @@ class ProcFs {
   // Whether `pid` is `ancestor` or descends from it.
   bool DescendsFrom(int pid, int ancestor) const;
   std::vector<int> AllPids() const;
+  // Minor numbers of the NVIDIA GPU device files (/dev/nvidiaN: character
+  // major 195, minor < 255) the process holds open, found by stat() on its
+  // fds rather than by path, since paths differ inside containers. Only
+  // our own processes' fds are readable unless root.
+  std::vector<uint32_t> OpenNvidiaDeviceMinors(int pid) const;
   // Clock ticks since boot, now (for ages and elapsed times).
   std::optional<uint64_t> UptimeTicks() const;
 

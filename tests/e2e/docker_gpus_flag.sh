@@ -10,7 +10,7 @@ expect_eq "$STATUS" 0 "docker exit status"
 mapfile -d '' argv <"$FAKE_DOCKER_STATE/last-argv"
 expect_eq "${argv[0]}" run "first argument"
 expect_eq "${argv[1]}" --gpus "flag inserted after run"
-uuids=$("$GPUPIN" "${SIM[@]}" --json ls | python3 -c 'import json,sys; print(",".join(g["uuid"] for g in json.load(sys.stdin)["gpus"][:2]))')
+uuids=$("$GPUPIN" "${SIM[@]}" --json ls | jq -r '[.gpus[:2][].uuid] | join(",")')
 expect_eq "${argv[2]}" "\"device=$uuids\"" "quoted device list of the two closest free cards"
 expect_eq "${argv[*]:3}" "--rm -e X=1 img python train.py" "the rest untouched"
 leases=$("$GPUPIN" "${SIM[@]}" --json leases)

@@ -5,7 +5,7 @@ for example in "$EXAMPLES"/*.json; do
   name=$(basename "$example" .json)
   run_status "$GPUPIN" --simulate "$example" ls
   expect_eq "$STATUS" 0 "ls on $name"
-  gpus=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["gpus"]))' "$example")
+  gpus=$(jq '.gpus | length' "$example")
   rows=$(grep -cE '^ *[0-9]+  ' <<<"$OUT")
   expect_eq "$rows" "$gpus" "one row per GPU in $name"
   run_status "$GPUPIN" --simulate "$example" --json ls

@@ -1,0 +1,79 @@
+#include "cli/gpu_processes.h"
+
+#include <unistd.h>
+
+#include <set>
+
+#include "core/doctor.h"
+
+namespace gpupin {
+namespace {
+
+// The gpupin job a process was started by: GPUPIN_LEASE_ID in its
+// environment (readable for our own processes, or as root).
+std::optional<std::string> JobLeaseId(const ProcFs& procfs, int pid) {
+  Result<std::map<std::string, std::string>> environment = procfs.Environ(pid);
+  if (!environment.ok()) return std::nullopt;
+  auto id = environment->find("GPUPIN_LEASE_ID");
+  if (id == environment->end()) return std::nullopt;
+  return id->second;
+}
+
+void Describe(GpuProcessRow& row, const std::vector<Lease>& leases, const LivenessFacts& liveness,
+              const ProcFs& procfs, std::optional<uint64_t> uptime_ticks) {
+  int pid = static_cast<int>(row.process.pid);
+  std::optional<ProcessStat> stat = procfs.Stat(pid);
+  if (!stat) return;
+  row.visible = true;
+  row.uid = procfs.Uid(pid);
+  row.user = row.uid ? UserName(*row.uid) : "?";
+  row.command = procfs.Cmdline(pid).value_or("?");
+  row.container_id = procfs.ContainerId(pid);
+  long ticks_per_second = sysconf(_SC_CLK_TCK);
+  if (uptime_ticks && *uptime_ticks >= stat->start_time_ticks && ticks_per_second > 0) {
+    row.elapsed_seconds =
+        (*uptime_ticks - stat->start_time_ticks) / static_cast<uint64_t>(ticks_per_second);
+  }
+  bool job_gone = false;
+  if (std::optional<std::string> id = JobLeaseId(procfs, pid)) {
+    for (const Lease& lease : leases) {
+      if (lease.id != *id) continue;
+      LeaseState state = EvaluateLease(lease, liveness);
+      if (state == LeaseState::kLive) row.lease_id = lease.id;
+      job_gone = state == LeaseState::kHolderGone || state == LeaseState::kContainerGone;
+    }
+  }
+  std::optional<ProcessStat> parent = procfs.Stat(stat->ppid);
+  row.leftover_reason = LeftoverReason(job_gone, stat->state, stat->ppid,
+                                       parent ? std::optional<char>(parent->state) : std::nullopt);
+}
+
+}  // namespace
+
+std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
+                                                  const std::vector<Lease>& leases,
+                                                  const LivenessFacts& liveness,
+                                                  const ProcFs& procfs) {
+  std::vector<GpuProcessRow> rows;
+  std::optional<uint64_t> uptime = procfs.UptimeTicks();
+  for (const Gpu& gpu : inventory.gpus) {
+    std::set<uint32_t> seen;
+    auto add = [&](const GpuProcess& process, std::optional<uint32_t> mig_index) {
+      if (!seen.insert(process.pid).second) return;
+      GpuProcessRow row;
+      row.gpu_index = gpu.index;
+      row.mig_index = mig_index;
+      row.process = process;
+      Describe(row, leases, liveness, procfs, uptime);
+      rows.push_back(std::move(row));
+    };
+    // MIG instances first: a MIG GPU's own list repeats its instances' processes.
+    for (const MigDevice& mig : gpu.mig_devices) {
+      for (const GpuProcess& process : mig.processes) add(process, mig.index);
+    }
+    for (const GpuProcess& process : gpu.processes) add(process, std::nullopt);
+  }
+  return rows;
+}
+
+}  // namespace gpupin

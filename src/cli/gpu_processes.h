@@ -1,0 +1,40 @@
+// Every process on a GPU, with what /proc and the lease store say about it:
+// the rows of `gpupin ps` and the leftovers `doctor` reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gpu.h"
+#include "core/lease.h"
+#include "sys/procfs.h"
+
+namespace gpupin {
+
+struct GpuProcessRow {
+  uint32_t gpu_index = 0;
+  std::optional<uint32_t> mig_index;
+  GpuProcess process;
+  // False when the PID is not in our /proc (another PID namespace: NVML
+  // reports host PIDs); the fields below are then unknown.
+  bool visible = false;
+  std::optional<uint32_t> uid;
+  std::string user;
+  std::string command;
+  std::optional<uint64_t> elapsed_seconds;
+  std::optional<std::string> container_id;
+  std::optional<std::string> lease_id;         // the live gpupin job it belongs to
+  std::optional<std::string> leftover_reason;  // see LeftoverReason in core/doctor.h
+};
+
+// One row per process and GPU (MIG instances included), in GPU order.
+// `leases` are all lease records (live or not): a process whose job's lease
+// has a dead holder is a leftover.
+std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
+                                                  const std::vector<Lease>& leases,
+                                                  const LivenessFacts& liveness,
+                                                  const ProcFs& procfs);
+
+}  // namespace gpupin

@@ -1,0 +1,43 @@
+# ps lists every GPU process with its user, memory and gpupin job;
+# --leftovers keeps those whose job is gone; --devfiles adds holders of
+# /dev/nvidia* that NVML does not list.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/server-4gpu.json")
+export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
+
+run_status "$GPUPIN" "${SIM[@]}" ps
+expect_contains "$OUT" "no processes on any GPU" "idle server"
+
+"$GPUPIN" -q "${SIM[@]}" run --only 0 -- "$WORKLOAD" --seconds 4 &
+CUDA_VISIBLE_DEVICES=3 "$WORKLOAD" --seconds 4 --mem 2G &
+foreign=$!
+for _ in $(seq 100); do
+  [[ $("$GPUPIN" "${SIM[@]}" --json ps | jq '.processes | length') == 2 ]] && break
+  sleep 0.05
+done
+json=$("$GPUPIN" "${SIM[@]}" --json ps)
+expect_eq "$(jq -r '.processes[] | select(.gpu_index == 0) | .lease_id != null' <<<"$json")" true "the job's process belongs to its lease"
+expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .lease_id" <<<"$json")" null "the foreign process belongs to no job"
+expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .used_memory_bytes" <<<"$json")" 2147483648 "its memory"
+expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .user" <<<"$json")" "$(id -un)" "its user"
+run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
+expect_contains "$OUT" "no leftover GPU processes" "nothing left over yet"
+
+kill -STOP "$foreign"
+run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
+expect_contains "$OUT" "$foreign" "a stopped process holding GPU memory is a leftover"
+expect_contains "$OUT" "stopped" "says why"
+kill -CONT "$foreign"
+
+# A process that holds a GPU device file open without NVML listing it. The
+# node is a real character device 195:1 (GPU 1's minor in this scenario);
+# O_PATH holds it without needing a driver behind it.
+if mknod "$TEST_TMP/nvidia1" c 195 1 2>/dev/null; then
+  python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_PATH); time.sleep(4)' "$TEST_TMP/nvidia1" &
+  holder=$!
+  sleep 0.3
+  run_status "$GPUPIN" "${SIM[@]}" ps --devfiles
+  expect_contains "$OUT" "GPU 1  pid $holder" "the device-file holder is found on the GPU whose minor it holds"
+  kill "$holder"
+fi
+echo PASS
