@@ -118,8 +118,9 @@ def check_process(ls_path, nvml_path, hold_path, hold_mib):
     ready = probe_records(hold_path, "ready")[0]
     pid, uuid = int(ready["pid"]), ready["uuid"]
     for v3 in probe_records(nvml_path, "v3"):
-        say("INFO", "b", f"GPU {v3['index']}: the driver writes {v3.get('stride')}-byte _v3 "
-            f"process entries")
+        if v3.get("stride") in ("24", "32"):  # measurable only with a process listed
+            say("INFO", "b", f"GPU {v3['index']}: the driver writes {v3['stride']}-byte _v3 "
+                f"process entries")
     witnessed = [p for p in probe_records(nvml_path, "proc") if int(p["pid"]) == pid]
     if not witnessed:
         say("INFO", "b", f"the witness's own _v3 read does not list pid {pid} (stride guess wrong?)")
