@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks gpupin against a real NVIDIA driver, with an independent witness
-# (gpu_probe.c, which reads NVML and CUDA itself). One command, under
-# 5 minutes: bench/gpu/check.sh. See bench/gpu/README.md.
+# (gpu_probe.c, which reads NVML and CUDA itself; judge.py compares). One
+# command, at most about 4 minutes even when everything times out:
+# bench/gpu/check.sh. See bench/gpu/README.md.
 #   (a) gpupin --json ls agrees with nvidia-smi (index, UUID, bus id, memory)
 #   (b) a CUDA process (context + allocation) is seen by gpupin with its pid
 #       and memory on its GPU: the _v3 process list is read with the stride
@@ -45,7 +46,7 @@ if [[ ! -x $probe ]]; then
   fi
 fi
 
-"$probe" nvml >"$work/nvml.txt" 2>"$work/nvml.err"
+timeout 30 "$probe" nvml >"$work/nvml.txt" 2>"$work/nvml.err"
 rc=$?
 if ((rc == 77)); then
   echo "no NVIDIA driver: nothing to check ($(head -1 "$work/nvml.err"))"
@@ -80,11 +81,11 @@ judge() {
 }
 
 # ---- (a) gpupin --json ls against nvidia-smi ----
-if ! timeout 30 "$gpupin" --json ls >"$work/ls.json" 2>"$work/ls.err"; then
+if ! timeout 20 "$gpupin" --json ls >"$work/ls.json" 2>"$work/ls.err"; then
   report FAIL a "gpupin --json ls failed: $(head -1 "$work/ls.err")"
 elif ! command -v nvidia-smi >/dev/null; then
   report SKIP a "nvidia-smi not found"
-elif ! timeout 30 nvidia-smi --query-gpu=index,uuid,pci.bus_id,memory.total,memory.used \
+elif ! timeout 20 nvidia-smi --query-gpu=index,uuid,pci.bus_id,memory.total,memory.used \
     --format=csv,noheader,nounits >"$work/smi.csv" 2>"$work/smi.err"; then
   report FAIL a "nvidia-smi failed: $(head -1 "$work/smi.err")"
 else
@@ -98,7 +99,7 @@ judge memory "$work/nvml.txt" "$work/ls.json"
 hold_mib=512
 env -u CUDA_VISIBLE_DEVICES "$probe" hold "$hold_mib" 60 >"$work/hold.out" 2>"$work/hold.err" &
 holder=$!
-for _ in $(seq 1 90); do
+for _ in $(seq 1 60); do
   grep -q '^ready ' "$work/hold.out" && break
   kill -0 "$holder" 2>/dev/null || break
   sleep 0.5
@@ -107,12 +108,12 @@ if ! grep -q '^ready ' "$work/hold.out"; then
   report FAIL b "the CUDA process did not start: $(head -1 "$work/hold.err")"
 else
   # NVML may list a new context a moment after it exists.
-  for _ in $(seq 1 10); do
-    timeout 30 "$gpupin" --json ls >"$work/ls-hold.json" 2>/dev/null &&
+  for _ in $(seq 1 8); do
+    timeout 10 "$gpupin" --json ls >"$work/ls-hold.json" 2>/dev/null &&
       python3 "$here/judge.py" seen "$work/ls-hold.json" "$holder" && break
     sleep 1
   done
-  "$probe" nvml >"$work/nvml-hold.txt" 2>/dev/null
+  timeout 30 "$probe" nvml >"$work/nvml-hold.txt" 2>/dev/null
   judge process "$work/ls-hold.json" "$work/nvml-hold.txt" "$work/hold.out" "$hold_mib"
 fi
 kill "$holder" 2>/dev/null
@@ -121,7 +122,7 @@ holder=""
 
 # ---- (c) gpupin run --verify lands on the leased card ----
 target=$((gpu_count - 1))  # not the default first card, so a wrong mapping shows
-timeout 90 "$gpupin" --json run --only "$target" --verify -- "$probe" hold 256 15 \
+timeout 60 "$gpupin" --json run --only "$target" --verify -- "$probe" hold 256 15 \
   >"$work/run.out" 2>"$work/run.err"
 rc=$?
 if ((rc != 0)); then
