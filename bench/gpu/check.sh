@@ -72,12 +72,16 @@ if ((gpu_count == 0)); then
 fi
 
 # One comparison of judge.py (gpupin's JSON against the witnesses); its
-# lines are reported and counted.
+# lines are reported and counted. A comparison that breaks (say, on a
+# changed JSON schema) is a failure, never a silent pass.
 judge() {
-  local status name detail
+  local out status name detail
+  if ! out=$(python3 "$here/judge.py" "$@" 2>"$work/judge.err"); then
+    out+=$'\n'"FAIL $1 judge.py could not compare: $(tail -n 1 "$work/judge.err")"
+  fi
   while read -r status name detail; do
-    report "$status" "$name" "$detail"
-  done < <(python3 "$here/judge.py" "$@")
+    [[ -n $status ]] && report "$status" "$name" "$detail"
+  done <<<"$out"
 }
 
 # ---- (a) gpupin --json ls against nvidia-smi ----
