@@ -159,8 +159,10 @@ static void print_cpu_list(const unsigned long* mask, size_t words) {
     }
     size_t start = cpu;
     while (cpu + 1 < words * 64 && (mask[(cpu + 1) / 64] >> ((cpu + 1) % 64) & 1)) ++cpu;
-    if (cpu > start) printf("%s%zu-%zu", sep, start, cpu);
-    else printf("%s%zu", sep, start);
+    if (cpu > start)
+      printf("%s%zu-%zu", sep, start, cpu);
+    else
+      printf("%s%zu", sep, start);
     sep = ",";
     ++cpu;
   }
@@ -181,12 +183,14 @@ int main(int argc, char** argv) {
   f.shutdown = (void_fn)sym("nvmlShutdown", NULL, NULL);
   f.driver = (sys_str_fn)sym("nvmlSystemGetDriverVersion", NULL, NULL);
   f.nvml = (sys_str_fn)sym("nvmlSystemGetNVMLVersion", NULL, NULL);
-  f.cuda = (int_ptr_fn)sym("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion", NULL);
+  f.cuda =
+      (int_ptr_fn)sym("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion", NULL);
   f.count = (uint_ptr_fn)sym("nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", NULL);
   f.handle = (handle_fn)sym("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", NULL);
   f.name = (dev_str_fn)sym("nvmlDeviceGetName", NULL, NULL);
   f.uuid = (dev_str_fn)sym("nvmlDeviceGetUUID", NULL, NULL);
-  f.pci = (dev_pci_fn)sym("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
+  f.pci =
+      (dev_pci_fn)sym("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
   f.mem_v2 = (dev_ptr_fn)sym("nvmlDeviceGetMemoryInfo_v2", NULL, NULL);
   f.mem_v1 = (dev_ptr_fn)sym("nvmlDeviceGetMemoryInfo", NULL, NULL);
   f.util = (dev_ptr_fn)sym("nvmlDeviceGetUtilizationRates", NULL, NULL);
@@ -208,13 +212,17 @@ int main(int argc, char** argv) {
   f.gi = (dev_uint_fn)sym("nvmlDeviceGetGpuInstanceId", NULL, NULL);
   f.ci = (dev_uint_fn)sym("nvmlDeviceGetComputeInstanceId", NULL, NULL);
   f.link_state = (dev_link_fn)sym("nvmlDeviceGetNvLinkState", NULL, NULL);
-  f.link_pci = (dev_link_pci_fn)sym("nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo", NULL);
+  f.link_pci = (dev_link_pci_fn)sym("nvmlDeviceGetNvLinkRemotePciInfo_v2",
+                                    "nvmlDeviceGetNvLinkRemotePciInfo", NULL);
   f.topo = (dev_topo_fn)sym("nvmlDeviceGetTopologyCommonAncestor", NULL, NULL);
-  resolve_processes(0, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+  resolve_processes(0, "nvmlDeviceGetComputeRunningProcesses_v3",
+                    "nvmlDeviceGetComputeRunningProcesses_v2",
                     "nvmlDeviceGetComputeRunningProcesses");
-  resolve_processes(1, "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2",
+  resolve_processes(1, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                    "nvmlDeviceGetGraphicsRunningProcesses_v2",
                     "nvmlDeviceGetGraphicsRunningProcesses");
-  if (!f.init || !f.shutdown || !f.count || !f.handle || !f.name || !f.uuid || !f.pci || f.init() != OK) {
+  if (!f.init || !f.shutdown || !f.count || !f.handle || !f.name || !f.uuid || !f.pci ||
+      f.init() != OK) {
     fprintf(stderr, "not a usable NVML\n");
     return 4;
   }

@@ -69,9 +69,11 @@ struct State {
   std::vector<Device> devices;
 };
 
+// CUDA has no shutdown: the state lives until the library is unloaded (by
+// dlclose or at exit), and is freed then.
 State& TheState() {
-  static State* state = new State;
-  return *state;
+  static State state;
+  return state;
 }
 
 Result<Scenario> LoadFromEnv() {

@@ -17,8 +17,8 @@
 #include "sim/scenario_source.h"
 
 // A handle: which GPU (NVML index) and which MIG slot (-1: the whole GPU).
-// Handles are created once per (GPU, slot) and never freed, so a handle
-// stays a valid pointer across scenario reloads and nvmlShutdown.
+// Handles are created once per (GPU, slot) and stay valid pointers across
+// scenario reloads, until the last nvmlShutdown (as NVML's own).
 struct nvmlDevice_st {
   uint32_t gpu = 0;
   int32_t mig_slot = -1;
@@ -42,7 +42,6 @@ struct Growth {
 };
 
 struct State {
-  std::mutex mu;
   int init_count = 0;
   std::unique_ptr<ScenarioSource> source;
   uint64_t generation = 0;
@@ -51,11 +50,25 @@ struct State {
   std::map<std::pair<const nvmlDevice_st*, ProcessKind>, Growth> growth;
 };
 
-// Never destroyed: a caller may still hold handles while the library is
-// being unloaded at exit.
+// The state lives from the first nvmlInit to the last nvmlShutdown (or the
+// failed nvmlInit that leaves nobody initialised): a library that is then
+// dlclosed leaves nothing behind, and one that is never shut down keeps its
+// state until exit, when a static destructor could race a late call.
+// g_mu is constant-initialised and trivially destructible, so it is usable
+// at any time, even during exit.
+std::mutex g_mu;
+State* g_state = nullptr;  // guarded by g_mu
+
 State& TheState() {
-  static State* state = new State;
-  return *state;
+  if (g_state == nullptr) g_state = new State;
+  return *g_state;
+}
+
+void ReleaseStateIfUnused() {
+  if (g_state != nullptr && g_state->init_count == 0) {
+    delete g_state;
+    g_state = nullptr;
+  }
 }
 
 nvmlDevice_t HandleFor(State& st, uint32_t gpu, int32_t mig_slot) {
@@ -84,9 +97,10 @@ struct Call {
 // changed scenario, applies configured faults.
 template <class F>
 nvmlReturn_t SystemCall(const char* name, F&& body) {
-  State& st = TheState();
-  std::lock_guard lock(st.mu);
-  if (st.init_count == 0 || !st.source) return NVML_ERROR_UNINITIALIZED;
+  std::lock_guard lock(g_mu);
+  if (g_state == nullptr || g_state->init_count == 0 || !g_state->source)
+    return NVML_ERROR_UNINITIALIZED;
+  State& st = *g_state;
   auto scenario = st.source->Current();
   if (!scenario) return NVML_ERROR_UNKNOWN;
   if (st.generation != st.source->generation()) {
@@ -285,9 +299,8 @@ nvmlReturn_t GetPciInfo(const char* name, nvmlDevice_t handle, nvmlPciInfo_t* pc
   });
 }
 
-nvmlReturn_t Init(const char* name) {
+nvmlReturn_t InitLocked(const char* name) {
   State& st = TheState();
-  std::lock_guard lock(st.mu);
   // A first init (again after the last shutdown) reads the environment
   // afresh, so one process can open several scenarios in turn.
   if (st.init_count == 0) {
@@ -296,8 +309,7 @@ nvmlReturn_t Init(const char* name) {
       std::fprintf(stderr, "gpupin-sim: %s\n", path.error().message.c_str());
       return NVML_ERROR_UNKNOWN;
     }
-    if (!st.source || st.source->path() != *path)
-      st.source = std::make_unique<ScenarioSource>(*path);
+    st.source = std::make_unique<ScenarioSource>(*path);
   }
   auto scenario = st.source->Current();
   if (!scenario) return NVML_ERROR_UNKNOWN;
@@ -305,6 +317,13 @@ nvmlReturn_t Init(const char* name) {
   if (auto error = ConfiguredError((*scenario)->errors, name)) return *error;
   ++st.init_count;
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t Init(const char* name) {
+  std::lock_guard lock(g_mu);
+  nvmlReturn_t result = InitLocked(name);
+  ReleaseStateIfUnused();
+  return result;
 }
 
 nvmlReturn_t GetCount(const char* name, unsigned* count) {
@@ -346,9 +365,9 @@ NVML_EXPORT nvmlReturn_t nvmlInit_v2() { return Init("nvmlInit_v2"); }
 NVML_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int) { return Init("nvmlInitWithFlags"); }
 
 NVML_EXPORT nvmlReturn_t nvmlShutdown() {
-  State& st = TheState();
-  std::lock_guard lock(st.mu);
-  if (st.init_count > 0) --st.init_count;
+  std::lock_guard lock(g_mu);
+  if (g_state != nullptr && g_state->init_count > 0) --g_state->init_count;
+  ReleaseStateIfUnused();
   return NVML_SUCCESS;
 }
 

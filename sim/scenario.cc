@@ -211,7 +211,7 @@ std::map<std::string, nvmlReturn_t, std::less<>> ReadErrors(const json& j,
     if (call.starts_with("_")) continue;
     if (!call.starts_with("nvml"))
       Fail(Join(path, call), "faults name NVML functions, e.g. nvmlDeviceGetMemoryInfo");
-    errors[call] = ReadErrorCode(*o.Find(call), Join(path, call));
+    errors[call] = ReadErrorCode(value, Join(path, call));
   }
   return errors;
 }
@@ -226,7 +226,8 @@ SimMemory ReadMemory(const json& j, const std::string& path, uint64_t process_su
   if (m.used_bytes < process_sum)
     Fail(o.Path("used"), fmt::format("{} bytes is less than the {} bytes its processes use",
                                      m.used_bytes, process_sum));
-  if (m.used_bytes + m.reserved_bytes > m.total_bytes) Fail(path, "used + reserved exceeds total");
+  if (m.reserved_bytes > m.total_bytes || m.used_bytes > m.total_bytes - m.reserved_bytes)
+    Fail(path, "used + reserved exceeds total");
   return m;
 }
 
@@ -255,9 +256,14 @@ std::vector<SimProcess> ReadProcesses(const json& j, const std::string& path) {
   return processes;
 }
 
-uint64_t MemorySum(const std::vector<SimProcess>& processes) {
-  uint64_t sum = 0;
-  for (const auto& p : processes) sum += p.used_memory_bytes.value_or(0);
+// `sum` plus the memory of `processes`; a total past 2^64 bytes is an error
+// rather than a wrapped sum that would pass the memory checks.
+uint64_t MemorySum(const std::vector<SimProcess>& processes, const std::string& path,
+                   uint64_t sum = 0) {
+  for (const auto& p : processes) {
+    if (__builtin_add_overflow(sum, p.used_memory_bytes.value_or(0), &sum))
+      Fail(path, "the processes' memory adds up to more than 2^64 bytes");
+  }
   return sum;
 }
 
@@ -271,7 +277,7 @@ SimMigInstance ReadMigInstance(const json& j, const std::string& path) {
   m.compute_instance_id = U32Opt(o.Uint("compute_instance_id"));
   if (const json* p = o.Find("processes")) m.processes = ReadProcesses(*p, o.Path("processes"));
   if (const json* mem = o.Find("memory"))
-    m.memory = ReadMemory(*mem, o.Path("memory"), MemorySum(m.processes));
+    m.memory = ReadMemory(*mem, o.Path("memory"), MemorySum(m.processes, o.Path("processes")));
   o.CheckAllUsed();
   return m;
 }
@@ -305,14 +311,17 @@ const std::map<std::string_view, int>& ComputeModes() {
 }
 
 std::pair<int, int> ParseComputeCapability(const std::string& text, const std::string& path) {
-  int major = 0, minor = 0;
+  const std::string invalid =
+      fmt::format("invalid compute capability '{}'; write it like \"8.6\"", text);
   size_t dot = text.find('.');
-  auto [e1, c1] =
-      std::from_chars(text.data(), text.data() + (dot == std::string::npos ? 0 : dot), major);
-  auto [e2, c2] = std::from_chars(text.data() + dot + 1, text.data() + text.size(), minor);
-  if (dot == std::string::npos || c1 != std::errc() || c2 != std::errc() ||
-      e1 != text.data() + dot || e2 != text.data() + text.size() || major < 1 || minor < 0)
-    Fail(path, fmt::format("invalid compute capability '{}'; write it like \"8.6\"", text));
+  if (dot == std::string::npos) Fail(path, invalid);
+  int major = 0, minor = 0;
+  const char* end = text.data() + text.size();
+  auto [e1, c1] = std::from_chars(text.data(), text.data() + dot, major);
+  auto [e2, c2] = std::from_chars(text.data() + dot + 1, end, minor);
+  if (c1 != std::errc() || c2 != std::errc() || e1 != text.data() + dot || e2 != end || major < 1 ||
+      minor < 0)
+    Fail(path, invalid);
   return {major, minor};
 }
 
@@ -338,8 +347,8 @@ SimGpu ReadGpu(const json& j, const std::string& path) {
   if (const json* p = o.Find("processes")) g.processes = ReadProcesses(*p, o.Path("processes"));
   if (const json* mig = o.Find("mig")) ReadMig(*mig, o.Path("mig"), g);
   if (const json* mem = o.Find("memory")) {
-    uint64_t sum = MemorySum(g.processes);
-    for (const auto& m : g.mig_instances) sum += MemorySum(m.processes);
+    uint64_t sum = MemorySum(g.processes, o.Path("processes"));
+    for (const auto& m : g.mig_instances) sum = MemorySum(m.processes, o.Path("mig"), sum);
     g.memory = ReadMemory(*mem, o.Path("memory"), sum);
   }
   if (const json* u = o.Find("utilization")) {

@@ -112,6 +112,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{
             R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6","memory":{"total":"10G","used":"11G"}}]})",
             "used + reserved exceeds total"},
+        // Found by fuzz/scenario_fuzz.cc: sums that wrapped around 2^64, a
+        // capability without a dot, a fault without a code.
+        BadCase{
+            R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6","memory":{"total":1,"used":9223372036854775808,"reserved":9223372036854775808}}]})",
+            "used + reserved exceeds total"},
+        BadCase{
+            R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6","memory":{"total":18446744073709551615,"used":18446744073709551615},"processes":[{"pid":1,"used_memory":9223372036854775808},{"pid":2,"used_memory":9223372036854775808}]}]})",
+            "gpus[0].processes: the processes' memory adds up to more than 2^64 bytes"},
+        BadCase{
+            R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6","compute_capability":"86"}]})",
+            "invalid compute capability '86'"},
+        BadCase{R"({"gpus":[],"errors":{"nvmlInit_v2":null}})",
+                "errors.nvmlInit_v2: expected a string"},
         BadCase{
             R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6","memory":{"total":"lots"}}]})",
             "gpus[0].memory.total: invalid size 'lots'"},

@@ -40,6 +40,7 @@ struct Lease {
 
   bool exclusive() const { return !shared_bytes.has_value(); }
   bool is_reservation() const { return reservation_deadline_unix_ms.has_value(); }
+  friend bool operator==(const Lease&, const Lease&) = default;
 };
 
 // What the world looks like right now, for liveness decisions.

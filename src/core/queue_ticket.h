@@ -25,6 +25,7 @@ struct QueueTicket {
   std::string command;
   std::string request;  // what it waits for, for `gpupin leases` ("2 GPUs, 24G shared")
   int64_t created_unix_ms = 0;
+  friend bool operator==(const QueueTicket&, const QueueTicket&) = default;
 };
 
 std::string TicketToJson(const QueueTicket& ticket);

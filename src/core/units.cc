@@ -64,7 +64,8 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
       {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
   if (ec == std::errc() && number >= 0 && std::isfinite(number)) {
     for (const auto& [name, factor] : kUnits) {
-      if (unit == name && number * factor < 9.2e18) return static_cast<int64_t>(std::llround(number * factor));
+      if (unit == name && number * factor < 9.2e18)
+        return static_cast<int64_t>(std::llround(number * factor));
     }
   }
   return MakeError(ExitCode::kUsage,

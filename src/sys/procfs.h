@@ -10,15 +10,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sys/procfs_parse.h"  // ProcessStat
 
 namespace gpupin {
-
-struct ProcessStat {
-  int pid = 0;
-  int ppid = 0;
-  char state = '?';  // R, S, D, Z, T, ...
-  uint64_t start_time_ticks = 0;
-};
 
 class ProcFs {
  public:

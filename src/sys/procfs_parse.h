@@ -1,0 +1,46 @@
+// The formats of the /proc files gpupin reads, as pure functions of their
+// text, so that they are unit-tested and fuzzed without a /proc tree
+// (fuzz/procfs_fuzz.cc). The text is hostile: another user's process can
+// name itself anything, and a container runtime can write any cgroup path.
+// None of these functions throws; malformed text gives nullopt.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpupin {
+
+struct ProcessStat {
+  int pid = 0;
+  int ppid = 0;
+  char state = '?';  // R, S, D, Z, T, ...
+  uint64_t start_time_ticks = 0;
+};
+
+// A directory name of /proc as a PID ("42"), nullopt for any other name.
+std::optional<int> ParsePid(std::string_view name);
+
+// /proc/PID/stat of process `pid`: its state, parent and start time.
+std::optional<ProcessStat> ParseStat(int pid, std::string_view text);
+
+// The real uid (first number of the "Uid:" line) of /proc/PID/status.
+std::optional<uint32_t> ParseStatusUid(std::string_view text);
+
+// /proc/PID/cmdline: the NUL-separated arguments joined by spaces.
+std::string ParseCmdline(std::string_view text);
+
+// /proc/PID/environ: NUL-separated NAME=value entries. Entries without a
+// name are skipped; the first of two equal names wins.
+std::map<std::string, std::string> ParseEnviron(std::string_view text);
+
+// The innermost container id (64 lowercase hex digits) named in the paths
+// of /proc/PID/cgroup, or nullopt when the process is in no container.
+std::optional<std::string> ParseCgroupContainerId(std::string_view text);
+
+// /proc/uptime ("12345.67 ...") in clock ticks of `ticks_per_second`.
+std::optional<uint64_t> ParseUptimeTicks(std::string_view text, uint64_t ticks_per_second);
+
+}  // namespace gpupin
