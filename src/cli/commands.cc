@@ -16,6 +16,7 @@
 #include "cli/pick.h"
 #include "cli/ps.h"
 #include "cli/run.h"
+#include "cli/slurm.h"
 
 namespace gpupin {
 namespace {
@@ -79,6 +80,7 @@ const std::vector<CommandSpec>& AllCommands() {
       DoctorCommand(),
       LeasesCommand(),
       ReleaseCommand(),
+      SlurmCommand(),
       // clang-format on
   };
   return commands;

@@ -1,0 +1,10 @@
+#pragma once
+
+#include "cli/command.h"
+
+namespace gpupin {
+
+// gpupin slurm gres
+CommandSpec SlurmCommand();
+
+}  // namespace gpupin
