@@ -113,7 +113,12 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
 
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
       std::vector<Lease> live = txn.LiveLeases(facts);
-      for (const Lease& lease : live) watched.push_back(lease.holder);
+      for (const Lease& lease : live) {
+        watched.push_back(lease.holder);
+        // A reservation also ends when its job's process appears on the card
+        // or at its deadline: neither is an event, so look again each poll.
+        if (lease.is_reservation()) unwatchable = true;
+      }
       std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
@@ -147,7 +152,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       }
       GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
       watched.insert(watched.end(), processes.foreign.begin(), processes.foreign.end());
-      unwatchable = processes.unwatchable;
+      unwatchable = unwatchable || processes.unwatchable;
       PolicyInput input;
       input.gpus = inventory->gpus;
       input.topology = inventory->topology;
