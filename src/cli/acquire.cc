@@ -151,7 +151,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         }
       }
       GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
-      watched.insert(watched.end(), processes.foreign.begin(), processes.foreign.end());
+      watched.insert(watched.end(), processes.watchable.begin(), processes.watchable.end());
       unwatchable = unwatchable || processes.unwatchable;
       PolicyInput input;
       input.gpus = inventory->gpus;
