@@ -100,3 +100,8 @@ expect_no_overlap() {
     $2 != card || stop > end { card = $2; end = stop; who = $1 }')
   [[ -z "$clash" ]] || fail "two jobs shared a card: $clash"
 }
+
+# event_field LOG EVENT NAME FIELD: FIELD of the workload named NAME's EVENT line.
+event_field() {
+  jq -r --arg e "$2" --arg n "$3" "select(.event == \$e and .name == \$n) | .$4" "$1" | head -1
+}
