@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "cli/machine_state.h"
 #include "core/cuda_visible.h"
@@ -93,6 +94,8 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   // wait can be missed (sys/change_watch.h).
   ChangeWatch watch =
       ChangeWatch::ForDirectories({&(*store)->leases_dir(), &(*store)->queue_dir()});
+  // Behind others in the queue, only the tickets ahead matter.
+  ChangeWatch queue_watch = ChangeWatch::ForDirectories({&(*store)->queue_dir()});
   std::optional<Clock::time_point> deadline;
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
@@ -101,8 +104,14 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
 
+  // Behind others in the queue a waiter only needs its place: it neither
+  // asks NVML nor reads the leases, and wakes only when the queue changes.
+  // When dozens wait, each lease change used to wake them all to do both,
+  // one after another under the lock, and hand-offs took hundreds of ms.
+  bool at_head = true;
   for (;;) {
-    Result<Inventory> inventory = (*gpus)->Snapshot();
+    Result<Inventory> inventory = Inventory{};
+    if (at_head) inventory = (*gpus)->Snapshot();
     if (!inventory.ok()) return inventory.error();
     LivenessFacts facts = MakeLivenessFacts(*inventory, procfs);
     std::optional<Acquired> acquired;
@@ -112,13 +121,6 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     bool unwatchable = false;
 
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-      std::vector<Lease> live = txn.LiveLeases(facts);
-      for (const Lease& lease : live) {
-        watched.push_back(lease.holder);
-        // A reservation also ends when its job's process appears on the card
-        // or at its deadline: neither is an event, so look again each poll.
-        if (lease.is_reservation()) unwatchable = true;
-      }
       std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
@@ -143,12 +145,21 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
           return MakeError(ExitCode::kError,
                            "our place in the wait queue vanished; run the command again");
         for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
+        bool was_at_head = std::exchange(at_head, *position == 0);
+        if (at_head && !was_at_head) return Ok{};  // choose with a fresh snapshot, at once
         if (*position > 0) {
           waiting_text =
               fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1),
                           *position, queue.front().user, queue.front().request);
           return Ok{};
         }
+      }
+      std::vector<Lease> live = txn.LiveLeases(facts);
+      for (const Lease& lease : live) {
+        watched.push_back(lease.holder);
+        // A reservation also ends when its job's process appears on the card
+        // or at its deadline: neither is an event, so look again each poll.
+        if (lease.is_reservation()) unwatchable = true;
       }
       GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
       watched.insert(watched.end(), processes.watchable.begin(), processes.watchable.end());
@@ -207,10 +218,12 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     if (!transaction.ok()) return transaction.error();
     if (acquired) return std::move(*acquired);
     if (refusal) return *refusal;
+    if (waiting_text.empty()) continue;  // just reached the head of the queue
 
     display.Show(waiting_text);
-    watch.WatchProcesses(watched, facts.process_start_time);
-    if (watch.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) ==
+    ChangeWatch& waiting_on = at_head ? watch : queue_watch;
+    waiting_on.WatchProcesses(watched, facts.process_start_time);
+    if (waiting_on.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) ==
         WakeReason::kDeadline) {
       (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
       return MakeError(ExitCode::kNoGpu,
