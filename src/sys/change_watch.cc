@@ -56,6 +56,22 @@ ChangeWatch ChangeWatch::ForDirectories(const std::vector<const StateDir*>& dirs
   return watch;
 }
 
+ChangeWatch ChangeWatch::ForFile(const StateDir& dir, const std::string& name) {
+  ChangeWatch watch;
+  watch.inotify_.Reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!watch.inotify_.valid()) return watch;
+  std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
+  if (inotify_add_watch(watch.inotify_.get(), path.c_str(),
+                        IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW) < 0) {
+    if (errno == ENOENT) {
+      watch.changed_already_ = true;
+    } else {
+      watch.inotify_.Reset();
+    }
+  }
+  return watch;
+}
+
 void ChangeWatch::WatchProcesses(
     const std::vector<ProcessIdentity>& processes,
     const std::function<std::optional<uint64_t>(int pid)>& start_time) {
@@ -93,6 +109,10 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   if (exited_already_) {
     exited_already_ = false;
     return WakeReason::kProcessExited;
+  }
+  if (changed_already_) {
+    changed_already_ = false;
+    return WakeReason::kStateChanged;
   }
   std::vector<pollfd> fds;
   if (inotify_.valid()) fds.push_back({inotify_.get(), POLLIN, 0});

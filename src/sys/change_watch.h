@@ -39,6 +39,12 @@ class ChangeWatch {
   // old kernels) the watch polls instead, and says so in needs_poll().
   static ChangeWatch ForDirectories(const std::vector<const StateDir*>& dirs);
 
+  // Watches one file in `dir` until it is removed or replaced: a waiter
+  // behind others in the queue needs to wake only when the ticket just ahead
+  // of it goes, not at every change of the queue. A file already gone wakes
+  // the first Wait at once; without inotify the watch polls.
+  static ChangeWatch ForFile(const StateDir& dir, const std::string& name);
+
   // Replaces the set of watched processes. A process whose PID is taken by
   // another process (start time differs) counts as exited. `start_time`
   // checks identities; pass ProcFs-backed facts.
@@ -60,6 +66,7 @@ class ChangeWatch {
   std::map<std::pair<int, uint64_t>, UniqueFd> pidfds_;  // by (pid, start time)
   int unwatchable_processes_ = 0;
   bool exited_already_ = false;
+  bool changed_already_ = false;
 };
 
 }  // namespace gpupin
