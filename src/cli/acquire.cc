@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -18,6 +19,8 @@ namespace gpupin {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kReservationPoll{200};
 
 std::string Ordinal(size_t n) {
   const char* suffix = "th";
@@ -94,8 +97,6 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   // wait can be missed (sys/change_watch.h).
   ChangeWatch watch =
       ChangeWatch::ForDirectories({&(*store)->leases_dir(), &(*store)->queue_dir()});
-  // Behind others in the queue, only the tickets ahead matter.
-  ChangeWatch queue_watch = ChangeWatch::ForDirectories({&(*store)->queue_dir()});
   std::optional<Clock::time_point> deadline;
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
@@ -104,11 +105,12 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
 
-  // Behind others in the queue a waiter only needs its place: it neither
-  // asks NVML nor reads the leases, and wakes only when the queue changes.
-  // When dozens wait, each lease change used to wake them all to do both,
-  // one after another under the lock, and hand-offs took hundreds of ms.
+  // Behind others in the queue a waiter neither asks NVML nor reads the
+  // leases, and wakes only when the ticket just ahead of it goes (or its
+  // holder dies). When dozens waited, each change used to wake them all to
+  // do both, one after another under the lock: hand-offs took hundreds of ms.
   bool at_head = true;
+  std::optional<QueueTicket> ahead;
   for (;;) {
     Result<Inventory> inventory = Inventory{};
     if (at_head) inventory = (*gpus)->Snapshot();
@@ -119,6 +121,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     std::string waiting_text;
     std::vector<ProcessIdentity> watched;
     bool unwatchable = false;
+    bool reserved = false;
 
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
       std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
@@ -144,10 +147,11 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         if (!position)
           return MakeError(ExitCode::kError,
                            "our place in the wait queue vanished; run the command again");
-        for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
         bool was_at_head = std::exchange(at_head, *position == 0);
         if (at_head && !was_at_head) return Ok{};  // choose with a fresh snapshot, at once
         if (*position > 0) {
+          ahead = queue[*position - 1];
+          watched.push_back(ahead->holder);
           waiting_text =
               fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1),
                           *position, queue.front().user, queue.front().request);
@@ -158,8 +162,10 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       for (const Lease& lease : live) {
         watched.push_back(lease.holder);
         // A reservation also ends when its job's process appears on the card
-        // or at its deadline: neither is an event, so look again each poll.
-        if (lease.is_reservation()) unwatchable = true;
+        // or at its deadline: neither is an event, so look again soon. Soon:
+        // only a look while the job runs sees it, and a job shorter than the
+        // poll would otherwise leave its card reserved until the deadline.
+        if (lease.is_reservation()) reserved = true;
       }
       GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
       watched.insert(watched.end(), processes.watchable.begin(), processes.watchable.end());
@@ -221,10 +227,13 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     if (waiting_text.empty()) continue;  // just reached the head of the queue
 
     display.Show(waiting_text);
-    ChangeWatch& waiting_on = at_head ? watch : queue_watch;
+    std::optional<ChangeWatch> ahead_watch;
+    if (!at_head) ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), ahead->id + ".json");
+    ChangeWatch& waiting_on = at_head ? watch : *ahead_watch;
     waiting_on.WatchProcesses(watched, facts.process_start_time);
-    if (waiting_on.Wait(deadline, std::chrono::milliseconds(request.poll_ms), unwatchable) ==
-        WakeReason::kDeadline) {
+    auto poll = std::chrono::milliseconds(request.poll_ms);
+    if (reserved) poll = std::min(poll, kReservationPoll);
+    if (waiting_on.Wait(deadline, poll, unwatchable || reserved) == WakeReason::kDeadline) {
       (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
       return MakeError(ExitCode::kNoGpu,
                        fmt::format("no GPU became available within the --wait time; {}",
