@@ -72,6 +72,11 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_
   return ticket;
 }
 
+void RetireUntilExit(ChangeWatch watch) {
+  static auto* retired = new std::vector<ChangeWatch>();  // never destroyed: exit closes
+  retired->push_back(std::move(watch));
+}
+
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
@@ -111,6 +116,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   // do both, one after another under the lock: hand-offs took hundreds of ms.
   bool at_head = true;
   std::optional<QueueTicket> ahead;
+  std::optional<ChangeWatch> ahead_watch;
   for (;;) {
     Result<Inventory> inventory = Inventory{};
     if (at_head) inventory = (*gpus)->Snapshot();
@@ -222,13 +228,25 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       return Ok{};
     });
     if (!transaction.ok()) return transaction.error();
-    if (acquired) return std::move(*acquired);
+    if (acquired) {
+      // Closing an inotify descriptor waits for an RCU grace period (2 to
+      // 20 ms): not while the job waits to start. Exit closes them.
+      RetireUntilExit(std::move(watch));
+      if (ahead_watch) RetireUntilExit(std::move(*ahead_watch));
+      return std::move(*acquired);
+    }
     if (refusal) return *refusal;
     if (waiting_text.empty()) continue;  // just reached the head of the queue
 
     display.Show(waiting_text);
-    std::optional<ChangeWatch> ahead_watch;
-    if (!at_head) ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), ahead->id + ".json");
+    if (!at_head) {
+      std::string name = ahead->id + ".json";
+      if (ahead_watch) {
+        ahead_watch->WatchFile((*store)->queue_dir(), name);
+      } else {
+        ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), name);
+      }
+    }
     ChangeWatch& waiting_on = at_head ? watch : *ahead_watch;
     waiting_on.WatchProcesses(watched, facts.process_start_time);
     auto poll = std::chrono::milliseconds(request.poll_ms);

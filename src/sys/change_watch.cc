@@ -59,17 +59,27 @@ ChangeWatch ChangeWatch::ForDirectories(const std::vector<const StateDir*>& dirs
 ChangeWatch ChangeWatch::ForFile(const StateDir& dir, const std::string& name) {
   ChangeWatch watch;
   watch.inotify_.Reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (!watch.inotify_.valid()) return watch;
+  watch.WatchFile(dir, name);
+  return watch;
+}
+
+void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
+  if (!inotify_.valid()) return;
+  if (file_watch_ >= 0) {
+    inotify_rm_watch(inotify_.get(), file_watch_);
+    file_watch_ = -1;
+    (void)DrainInotify(inotify_.get());  // the old file's events, IN_IGNORED
+  }
   std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
-  if (inotify_add_watch(watch.inotify_.get(), path.c_str(),
-                        IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW) < 0) {
+  file_watch_ = inotify_add_watch(inotify_.get(), path.c_str(),
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW);
+  if (file_watch_ < 0) {
     if (errno == ENOENT) {
-      watch.changed_already_ = true;
+      changed_already_ = true;
     } else {
-      watch.inotify_.Reset();
+      inotify_.Reset();
     }
   }
-  return watch;
 }
 
 void ChangeWatch::WatchProcesses(

@@ -44,6 +44,9 @@ class ChangeWatch {
   // of it goes, not at every change of the queue. A file already gone wakes
   // the first Wait at once; without inotify the watch polls.
   static ChangeWatch ForFile(const StateDir& dir, const std::string& name);
+  // Moves a ForFile watch to another file. Cheaper than a new watch: closing
+  // an inotify descriptor waits for an RCU grace period (2 to 20 ms).
+  void WatchFile(const StateDir& dir, const std::string& name);
 
   // Replaces the set of watched processes. A process whose PID is taken by
   // another process (start time differs) counts as exited. `start_time`
@@ -67,6 +70,7 @@ class ChangeWatch {
   int unwatchable_processes_ = 0;
   bool exited_already_ = false;
   bool changed_already_ = false;
+  int file_watch_ = -1;
 };
 
 }  // namespace gpupin

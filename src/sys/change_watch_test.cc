@@ -108,6 +108,21 @@ TEST(ChangeWatch, AFileWatchWakesWhenThatFileGoesAndNotForOthers) {
   EXPECT_FALSE(gone.needs_poll());
 }
 
+TEST(ChangeWatch, AFileWatchMovesToAnotherFile) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "queue");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("first.json", "{}").ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("second.json", "{}").ok());
+  ChangeWatch watch = ChangeWatch::ForFile(*dir, "first.json");
+  watch.WatchFile(*dir, "second.json");
+  ASSERT_TRUE(dir->Remove("first.json").ok());
+  EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline);
+  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->Remove("second.json"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+}
+
 TEST(ChangeWatch, HiddenTempFilesAloneDoNotWake) {
   Watched w;
   ASSERT_TRUE(w.dir.ok());
