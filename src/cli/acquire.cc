@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "cli/machine_state.h"
 #include "core/cuda_visible.h"
@@ -18,7 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kReservationPollMs = 200;
+constexpr std::chrono::milliseconds kReservationPoll{200};
 
 std::string Ordinal(size_t n) {
   const char* suffix = "th";
@@ -70,6 +72,11 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_
   return ticket;
 }
 
+void RetireUntilExit(ChangeWatch watch) {
+  static auto* retired = new std::vector<ChangeWatch>();  // never destroyed: exit closes
+  retired->push_back(std::move(watch));
+}
+
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
@@ -103,8 +110,16 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
 
+  // Behind others in the queue a waiter neither asks NVML nor reads the
+  // leases, and wakes only when the ticket just ahead of it goes (or its
+  // holder dies). When dozens waited, each change used to wake them all to
+  // do both, one after another under the lock: hand-offs took hundreds of ms.
+  bool at_head = true;
+  std::optional<QueueTicket> ahead;
+  std::optional<ChangeWatch> ahead_watch;
   for (;;) {
-    Result<Inventory> inventory = (*gpus)->Snapshot();
+    Result<Inventory> inventory = Inventory{};
+    if (at_head) inventory = (*gpus)->Snapshot();
     if (!inventory.ok()) return inventory.error();
     LivenessFacts facts = MakeLivenessFacts(*inventory, procfs);
     std::optional<Acquired> acquired;
@@ -112,14 +127,9 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     std::string waiting_text;
     std::vector<ProcessIdentity> watched;
     bool unwatchable = false;
-    bool reservations = false;
+    bool reserved = false;
 
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-      std::vector<Lease> live = txn.LiveLeases(facts);
-      for (const Lease& lease : live) {
-        watched.push_back(lease.holder);
-        reservations = reservations || lease.is_reservation();
-      }
       std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
@@ -143,17 +153,29 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         if (!position)
           return MakeError(ExitCode::kError,
                            "our place in the wait queue vanished; run the command again");
-        for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
+        bool was_at_head = std::exchange(at_head, *position == 0);
+        if (at_head && !was_at_head) return Ok{};  // choose with a fresh snapshot, at once
         if (*position > 0) {
+          ahead = queue[*position - 1];
+          watched.push_back(ahead->holder);
           waiting_text =
               fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1),
                           *position, queue.front().user, queue.front().request);
           return Ok{};
         }
       }
+      std::vector<Lease> live = txn.LiveLeases(facts);
+      for (const Lease& lease : live) {
+        watched.push_back(lease.holder);
+        // A reservation also ends when its job's process appears on the card
+        // or at its deadline: neither is an event, so look again soon. Soon:
+        // only a look while the job runs sees it, and a job shorter than the
+        // poll would otherwise leave its card reserved until the deadline.
+        if (lease.is_reservation()) reserved = true;
+      }
       GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
-      watched.insert(watched.end(), processes.foreign.begin(), processes.foreign.end());
-      unwatchable = processes.unwatchable;
+      watched.insert(watched.end(), processes.watchable.begin(), processes.watchable.end());
+      unwatchable = unwatchable || processes.unwatchable;
       PolicyInput input;
       input.gpus = inventory->gpus;
       input.topology = inventory->topology;
@@ -206,16 +228,30 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       return Ok{};
     });
     if (!transaction.ok()) return transaction.error();
-    if (acquired) return std::move(*acquired);
+    if (acquired) {
+      // Closing an inotify descriptor waits for an RCU grace period (2 to
+      // 20 ms): not while the job waits to start. Exit closes them.
+      RetireUntilExit(std::move(watch));
+      if (ahead_watch) RetireUntilExit(std::move(*ahead_watch));
+      return std::move(*acquired);
+    }
     if (refusal) return *refusal;
+    if (waiting_text.empty()) continue;  // just reached the head of the queue
 
     display.Show(waiting_text);
-    watch.WatchProcesses(watched, facts.process_start_time);
-    // A reservation ends without an event (its job appears on the card, or
-    // its deadline passes), so while one lives the waiter looks often.
-    int64_t poll_ms = reservations ? std::min<int64_t>(request.poll_ms, kReservationPollMs) : request.poll_ms;
-    if (watch.Wait(deadline, std::chrono::milliseconds(poll_ms), unwatchable || reservations) ==
-        WakeReason::kDeadline) {
+    if (!at_head) {
+      std::string name = ahead->id + ".json";
+      if (ahead_watch) {
+        ahead_watch->WatchFile((*store)->queue_dir(), name);
+      } else {
+        ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), name);
+      }
+    }
+    ChangeWatch& waiting_on = at_head ? watch : *ahead_watch;
+    waiting_on.WatchProcesses(watched, facts.process_start_time);
+    auto poll = std::chrono::milliseconds(request.poll_ms);
+    if (reserved) poll = std::min(poll, kReservationPoll);
+    if (waiting_on.Wait(deadline, poll, unwatchable || reserved) == WakeReason::kDeadline) {
       (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
       return MakeError(ExitCode::kNoGpu,
                        fmt::format("no GPU became available within the --wait time; {}",

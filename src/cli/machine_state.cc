@@ -44,6 +44,7 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
         facts.unwatchable = true;
         continue;
       }
+      facts.watchable.push_back({pid, *start});
       ProcessOwner owner;
       owner.uid = procfs.Uid(pid);
       if (owner.uid) owner.user = UserName(*owner.uid);
@@ -54,7 +55,6 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
           break;
         }
       }
-      if (!owner.lease_id) facts.foreign.push_back({pid, *start});
       facts.owners[process->pid] = std::move(owner);
     }
   }

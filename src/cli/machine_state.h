@@ -23,8 +23,10 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
 
 struct GpuProcessFacts {
   std::map<uint32_t, ProcessOwner> owners;  // every GPU pid visible in /proc
-  // Processes not started through gpupin, for waking on their exit.
-  std::vector<ProcessIdentity> foreign;
+  // Every GPU process in our /proc, for waking on its exit: a foreign one
+  // frees its card, and so may a job's (a reservation's job, or a process
+  // that outlives its lease holder).
+  std::vector<ProcessIdentity> watchable;
   // Some GPU process is not in our /proc (another PID namespace, a static
   // simulated process): its exit cannot be watched, only polled.
   bool unwatchable = false;

@@ -467,6 +467,17 @@ class CardJudge {
     return std::nullopt;
   }
 
+  // NVML answers memory and processes in separate calls: a process that
+  // started between them is listed but not yet in "used". It is the job
+  // that just ended a reservation, so the card must not look free: count
+  // at least what the listed processes use.
+  static std::optional<uint64_t> UsedAtLeastByProcesses(const Gpu& gpu) {
+    if (!gpu.memory_used_bytes) return std::nullopt;
+    uint64_t listed = 0;
+    for (const GpuProcess& process : gpu.processes) listed += process.used_memory_bytes.value_or(0);
+    return std::max(*gpu.memory_used_bytes, listed);
+  }
+
   // The memory limit in bytes for this card; nullopt when a percentage meets
   // a card of unknown size.
   std::optional<uint64_t> MaxUsedBytes(const Gpu& gpu) const {
@@ -509,9 +520,8 @@ class CardJudge {
       result.reason = "free: " + result.status;
     };
     uint64_t mine = input_.request.mine_free ? state.mine_bytes : 0;
-    std::optional<uint64_t> used;
-    if (gpu.memory_used_bytes)
-      used = *gpu.memory_used_bytes - std::min(*gpu.memory_used_bytes, mine);
+    std::optional<uint64_t> used = UsedAtLeastByProcesses(gpu);
+    if (used) used = *used - std::min(*used, mine);
 
     std::optional<uint64_t> limit = MaxUsedBytes(gpu);
     if (used && limit && *used > *limit) {

@@ -347,6 +347,19 @@ TEST(PolicyTest, ProcessesOfTheCallersJobCountAsTheJobs) {
             "chosen: 50G left of 80G (1 shared job), 0% util; ranked by free memory");
 }
 
+TEST(PolicyTest, ListedProcessesCountEvenWhenUsedMemoryLagsBehind) {
+  // The process list was read after the job started, the memory before it.
+  PolicyInput input = IdleBox(1);
+  GpuProcess process;
+  process.pid = 51;
+  process.used_memory_bytes = 2 * kGiB;
+  input.gpus[0].processes.push_back(process);
+  input.process_owners[51] = Owner(kCallerUid, "dave", "python train.py");
+  EXPECT_EQ(ReasonOf(input, 0),
+            "busy: 2G used > 1G (--max-used), your process: pid 51 (dave, python train.py) uses "
+            "2G");
+}
+
 // ---- Shared requests ----
 
 PolicyInput SharedCard(std::vector<std::pair<uint64_t, uint64_t>> jobs, uint64_t mem_bytes) {

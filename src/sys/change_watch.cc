@@ -56,6 +56,32 @@ ChangeWatch ChangeWatch::ForDirectories(const std::vector<const StateDir*>& dirs
   return watch;
 }
 
+ChangeWatch ChangeWatch::ForFile(const StateDir& dir, const std::string& name) {
+  ChangeWatch watch;
+  watch.inotify_.Reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  watch.WatchFile(dir, name);
+  return watch;
+}
+
+void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
+  if (!inotify_.valid()) return;
+  if (file_watch_ >= 0) {
+    inotify_rm_watch(inotify_.get(), file_watch_);
+    file_watch_ = -1;
+    (void)DrainInotify(inotify_.get());  // the old file's events, IN_IGNORED
+  }
+  std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
+  file_watch_ = inotify_add_watch(inotify_.get(), path.c_str(),
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW);
+  if (file_watch_ < 0) {
+    if (errno == ENOENT) {
+      changed_already_ = true;
+    } else {
+      inotify_.Reset();
+    }
+  }
+}
+
 void ChangeWatch::WatchProcesses(
     const std::vector<ProcessIdentity>& processes,
     const std::function<std::optional<uint64_t>(int pid)>& start_time) {
@@ -93,6 +119,10 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   if (exited_already_) {
     exited_already_ = false;
     return WakeReason::kProcessExited;
+  }
+  if (changed_already_) {
+    changed_already_ = false;
+    return WakeReason::kStateChanged;
   }
   std::vector<pollfd> fds;
   if (inotify_.valid()) fds.push_back({inotify_.get(), POLLIN, 0});

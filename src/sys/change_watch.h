@@ -39,6 +39,15 @@ class ChangeWatch {
   // old kernels) the watch polls instead, and says so in needs_poll().
   static ChangeWatch ForDirectories(const std::vector<const StateDir*>& dirs);
 
+  // Watches one file in `dir` until it is removed or replaced: a waiter
+  // behind others in the queue needs to wake only when the ticket just ahead
+  // of it goes, not at every change of the queue. A file already gone wakes
+  // the first Wait at once; without inotify the watch polls.
+  static ChangeWatch ForFile(const StateDir& dir, const std::string& name);
+  // Moves a ForFile watch to another file. Cheaper than a new watch: closing
+  // an inotify descriptor waits for an RCU grace period (2 to 20 ms).
+  void WatchFile(const StateDir& dir, const std::string& name);
+
   // Replaces the set of watched processes. A process whose PID is taken by
   // another process (start time differs) counts as exited. `start_time`
   // checks identities; pass ProcFs-backed facts.
@@ -60,6 +69,8 @@ class ChangeWatch {
   std::map<std::pair<int, uint64_t>, UniqueFd> pidfds_;  // by (pid, start time)
   int unwatchable_processes_ = 0;
   bool exited_already_ = false;
+  bool changed_already_ = false;
+  int file_watch_ = -1;
 };
 
 }  // namespace gpupin

@@ -91,6 +91,38 @@ TEST(ChangeWatch, WakesWhenALeaseIsWritten) {
   EXPECT_LT(latency, 100ms);
 }
 
+TEST(ChangeWatch, AFileWatchWakesWhenThatFileGoesAndNotForOthers) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "queue");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("ahead.json", "{}").ok());
+  ChangeWatch watch = ChangeWatch::ForFile(*dir, "ahead.json");
+  ASSERT_TRUE(dir->WriteFileAtomic("behind.json", "{}").ok());
+  EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline);
+  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->Remove("ahead.json"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+
+  ChangeWatch gone = ChangeWatch::ForFile(*dir, "ahead.json");
+  EXPECT_EQ(gone.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
+  EXPECT_FALSE(gone.needs_poll());
+}
+
+TEST(ChangeWatch, AFileWatchMovesToAnotherFile) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "queue");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("first.json", "{}").ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("second.json", "{}").ok());
+  ChangeWatch watch = ChangeWatch::ForFile(*dir, "first.json");
+  watch.WatchFile(*dir, "second.json");
+  ASSERT_TRUE(dir->Remove("first.json").ok());
+  EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline);
+  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->Remove("second.json"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+}
+
 TEST(ChangeWatch, HiddenTempFilesAloneDoNotWake) {
   Watched w;
   ASSERT_TRUE(w.dir.ok());

@@ -103,6 +103,18 @@ bool ProcFs::DescendsFrom(int pid, int ancestor) const {
   return false;
 }
 
+int SkipForkedSubshells(const ProcFs& procfs, int pid) {
+  // Bounded: a fake or racing tree could contain a cycle.
+  for (int steps = 0; steps < 64; ++steps) {
+    std::optional<ProcessStat> stat = procfs.Stat(pid);
+    if (!stat || stat->ppid <= 1 || stat->ppid == pid) return pid;
+    std::optional<std::string> own = procfs.Cmdline(pid);
+    if (!own || own != procfs.Cmdline(stat->ppid)) return pid;
+    pid = stat->ppid;
+  }
+  return pid;
+}
+
 std::vector<int> ProcFs::AllPids() const {
   std::vector<int> pids;
   std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(root_.c_str()), closedir);

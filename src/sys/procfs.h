@@ -47,6 +47,13 @@ class ProcFs {
 // its status, so it holds nothing. nullopt when there is no such process.
 std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid);
 
+// The shell a `$(gpupin pick)` or `eval "$(gpupin env)"` belongs to, from
+// gpupin's parent `pid`: a command substitution or `( ... )` runs in a forked
+// copy of the shell (same command line as its parent) that exits as soon as
+// gpupin's output is read, so a reservation held by it would end at once.
+// Walks up past such copies; `pid` itself when its parent differs.
+int SkipForkedSubshells(const ProcFs& procfs, int pid);
+
 // Name of a uid from the password database, or the number as text.
 std::string UserName(uint32_t uid);
 

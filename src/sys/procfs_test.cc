@@ -121,6 +121,28 @@ TEST(ProcFsFake, DescendsFromFollowsParentsAndSurvivesCycles) {
   EXPECT_FALSE(fs.DescendsFrom(99, 10));
 }
 
+TEST(ProcFsFake, SkipForkedSubshellsStopsAtTheFirstDifferentCommand) {
+  TempDir proc;
+  auto process = [&](int pid, int ppid, const std::string& cmdline) {
+    proc.Write(std::to_string(pid) + "/stat", StatLine(pid, "p", ppid, 1));
+    proc.Write(std::to_string(pid) + "/cmdline", cmdline);
+  };
+  process(10, 1, std::string("sshd\0", 5));
+  process(11, 10, std::string("bash\0", 5));
+  process(12, 11, std::string("bash\0./job.sh\0", 14));  // the script
+  process(13, 12, std::string("bash\0./job.sh\0", 14));  // ( ... )
+  process(14, 13, std::string("bash\0./job.sh\0", 14));  // $( ... )
+  process(20, 21, "loop");
+  process(21, 20, "loop");
+  ProcFs fs(proc.path());
+  EXPECT_EQ(SkipForkedSubshells(fs, 14), 12);
+  EXPECT_EQ(SkipForkedSubshells(fs, 12), 12);
+  EXPECT_EQ(SkipForkedSubshells(fs, 11), 11);
+  EXPECT_EQ(SkipForkedSubshells(fs, 99), 99);
+  int looped = SkipForkedSubshells(fs, 20);
+  EXPECT_TRUE(looped == 20 || looped == 21);
+}
+
 TEST(ProcFsFake, AllPidsListsOnlyNumbers) {
   TempDir proc;
   proc.Write("1/stat", "");

@@ -48,3 +48,60 @@ run_status() {
 }
 
 now_ms() { date +%s%3N; }
+
+# A start line for many processes: `barrier_wait` blocks a process until
+# `barrier_release N` writes one line for each of N of them in a single
+# write. The write end stays open, so a process that reaches the barrier late
+# still passes it; barrier_ready waits until N processes stand at it.
+BARRIER="$TEST_TMP/barrier"
+mkfifo "$BARRIER"
+mkdir -p "$TEST_TMP/ready"
+exec {BARRIER_FD}<>"$BARRIER"
+barrier_wait() {
+  : >"$TEST_TMP/ready/$BASHPID"
+  read -r _ <"$BARRIER"
+}
+barrier_ready() {
+  local n=$1 deadline=$((SECONDS + 20))
+  while (($(ls "$TEST_TMP/ready" | wc -l) < n)); do
+    ((SECONDS < deadline)) || fail "only $(ls "$TEST_TMP/ready" | wc -l) of $n processes reached the barrier"
+    sleep 0.02
+  done
+  sleep 0.05  # from "ready" to blocked in read
+}
+barrier_release() {
+  printf '%*s' "$1" '' | tr ' ' '\n' >&"$BARRIER_FD"
+}
+
+# wait_for_line FILE PATTERN [SECONDS]: waits until FILE has a line matching
+# the grep -E pattern.
+wait_for_line() {
+  local file=$1 pattern=$2 deadline=$((SECONDS + ${3:-20}))
+  until [[ -f "$file" ]] && grep -qE "$pattern" "$file"; do
+    ((SECONDS < deadline)) || fail "no line matching '$pattern' in $file within ${3:-20}s"
+    sleep 0.01
+  done
+}
+
+# job_intervals LOG: one line "PID CARD START_MS END_MS" per workload and
+# card, from gpupin-sim-workload's own log (END_MS empty while it runs).
+job_intervals() {
+  jq -rs '(map(select(.event == "end")) | map({key: (.pid | tostring), value: .t_ms}) | from_entries) as $ends
+    | .[] | select(.event == "start") | .pid as $pid | .t_ms as $t
+    | .nvml_indices[] | "\($pid) \(.) \($t) \($ends[$pid | tostring] // "")"' "$1"
+}
+
+# expect_no_overlap LOG: no two workloads in LOG ran on one card at once.
+expect_no_overlap() {
+  local clash
+  clash=$(job_intervals "$1" | sort -k2,2n -k3,3n | awk '
+    { stop = ($4 == "") ? 1e18 : $4 }
+    $2 == card && $3 < end { print "GPU " $2 ": pid " $1 " started at " $3 " while pid " who " ran until " end }
+    $2 != card || stop > end { card = $2; end = stop; who = $1 }')
+  [[ -z "$clash" ]] || fail "two jobs shared a card: $clash"
+}
+
+# event_field LOG EVENT NAME FIELD: FIELD of the workload named NAME's EVENT line.
+event_field() {
+  jq -r --arg e "$2" --arg n "$3" "select(.event == \$e and .name == \$n) | .$4" "$1" | head -1
+}

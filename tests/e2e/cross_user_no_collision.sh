@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Jobs of two users (root and nobody) started at one instant on a shared
+# state directory and a shared simulated server never share a card.
+source "$(dirname "$0")/lib.sh"
+
+if [[ $(id -u) != 0 ]] || ! id nobody >/dev/null 2>&1; then
+  echo "skipped: needs root and a 'nobody' user"
+  exit 0
+fi
+chmod 0711 "$TEST_TMP"  # nobody may reach the shared paths inside, nothing more
+log="$TEST_TMP/workload.log"
+install -m 0666 /dev/null "$log"
+install -d -m 1777 "$GPUPIN_SIM_LIVE_DIR"
+"$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" ls >/dev/null  # creates the state directory
+jobs=8
+for i in $(seq "$jobs"); do
+  as=()
+  ((i % 2 == 0)) && as=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
+  (
+    barrier_wait
+    exec "${as[@]}" "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" run --wait -- \
+      "$WORKLOAD" --seconds 0.3 --name "job$i" --log "$log" 2>"$TEST_TMP/job$i.err"
+  ) &
+  pids+=($!)
+done
+barrier_ready "$jobs"
+barrier_release "$jobs"
+for pid in "${pids[@]}"; do
+  wait "$pid" || fail "a job failed with status $?: $(cat "$TEST_TMP"/job*.err)"
+done
+expect_eq "$(grep -c '"event":"end"' "$log")" "$jobs" "workloads that ran to the end"
+expect_eq "$(stat -c %a "$GPUPIN_STATE_DIR")" 1777 "the shared state directory's mode"
+expect_no_overlap "$log"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Four `--mem 20G` jobs share one 80 GB card at once; a fifth waits until
+# one of them ends.
+source "$(dirname "$0")/lib.sh"
+
+scenario="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/one-h100-80g.json"
+log="$TEST_TMP/workload.log"
+for i in 1 2 3 4; do
+  (
+    barrier_wait
+    exec "$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 2 --name "j$i" --log "$log" 2>"$TEST_TMP/j$i.err"
+  ) &
+  jobs_pids+=($!)
+done
+barrier_ready 4
+barrier_release 4
+deadline=$((SECONDS + 20))
+until [[ -f "$log" ]] && (($(grep -c '"event":"start"' "$log") == 4)); do
+  ((SECONDS < deadline)) || fail "the 4 shared jobs did not all start: $(cat "$TEST_TMP"/j*.err)"
+  sleep 0.01
+done
+"$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 0.1 --name j5 --log "$log" 2>"$TEST_TMP/j5.err" &
+fifth=$!
+wait_for_line "$TEST_TMP/j5.err" 'waiting'
+for pid in "${jobs_pids[@]}" "$fifth"; do wait "$pid" || fail "a job failed with status $?"; done
+
+first_end=$(jq -s 'map(select(.event == "end" and .name != "j5").t_ms) | min' "$log")
+last_start=$(jq -s 'map(select(.event == "start" and .name != "j5").t_ms) | max' "$log")
+((last_start < first_end)) || fail "the 4 shared jobs did not run together"
+(($(event_field "$log" start j5 t_ms) >= first_end)) || fail "the fifth job started before any of the four ended"
