@@ -77,7 +77,9 @@ void RetireUntilExit(ChangeWatch watch) {
   retired->push_back(std::move(watch));
 }
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+// What blocks the cards, without the policy's advice to use --wait: the
+// waiter already does.
+std::string Blockers(const std::string& refusal) { return refusal.substr(0, refusal.rfind("; use --wait")); }
 
 }  // namespace
 
@@ -199,7 +201,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
           if (!taken.ok()) return taken.error();
           ticket_id = taken->id;
         }
-        waiting_text = "waiting: next in queue; " + FirstLine(selection.error().message);
+        waiting_text = "waiting: next in queue; " + Blockers(selection.error().message);
         return Ok{};
       }
       Lease lease;

@@ -69,7 +69,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
     }
   }
   world.Note(fmt::format("{} held while pid {} lives{}", DescribeChosen(*acquired), pid,
-                         options.ttl ? " (or until the TTL, or a job starts on it)" : ""));
+                         options.ttl ? " (or until the TTL, and while its job runs)" : ""));
   return 0;
 }
 
@@ -86,7 +86,7 @@ CommandSpec EnvCommand() {
                        "hold the GPUs while this process lives (default: the shell)")
             ->option_text("PID");
         app.add_option("--ttl", options->ttl,
-                       "instead, reserve only until a job starts on the GPUs or DURATION passes")
+                       "instead, reserve as pick does: until DURATION passes, and while the job started on them runs")
             ->option_text("DURATION");
         app.footer("Example: eval \"$(gpupin env --mem 20G)\"");
         return

@@ -35,8 +35,6 @@ const char* StateName(LeaseState state) {
       return "holder gone";
     case LeaseState::kReservationExpired:
       return "reservation expired";
-    case LeaseState::kReservationUsed:
-      return "reservation used";
     case LeaseState::kContainerGone:
       return "container gone";
   }

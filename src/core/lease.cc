@@ -36,15 +36,19 @@ LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
         facts.container_exists ? facts.container_exists(*lease.container_id) : std::nullopt;
     return exists == false ? LeaseState::kContainerGone : LeaseState::kLive;
   }
-  if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
   if (lease.is_reservation()) {
-    // Used before expired: when both hold, the job did start, which is the
-    // more useful thing to tell the user.
-    if (NewProcessOnCards(lease, facts)) return LeaseState::kReservationUsed;
-    if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms) {
-      return LeaseState::kReservationExpired;
-    }
+    // Once its job has started, a reservation is the job's: it holds the
+    // cards while a process that was not there at reservation time runs on
+    // them, whatever its holder (the shell) and deadline say. Ending it when
+    // the job appeared would hand a card whose job has not yet allocated
+    // much memory (under --max-used) to the next pick: the very collision
+    // reservations exist to prevent.
+    if (NewProcessOnCards(lease, facts)) return LeaseState::kLive;
+    if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
+    if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms) return LeaseState::kReservationExpired;
+    return LeaseState::kLive;
   }
+  if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
   return LeaseState::kLive;
 }
 

@@ -31,8 +31,9 @@ struct Lease {
   int64_t created_unix_ms = 0;
   // Absent: exclusive. Present: a shared lease of that many bytes (--mem).
   std::optional<uint64_t> shared_bytes;
-  // A reservation (pick, env) holds its cards until a process that was not
-  // on them at reservation time appears, or until the deadline.
+  // A reservation (pick, env --ttl) holds its cards until its holder dies
+  // or the deadline passes, and beyond both while a process that was not on
+  // them at reservation time (the job) runs on them.
   std::optional<int64_t> reservation_deadline_unix_ms;
   std::vector<uint32_t> reservation_baseline_pids;
   // docker run -d: the lease lives as long as this container.
@@ -58,7 +59,6 @@ enum class LeaseState {
   kLive,
   kHolderGone,          // the holder process died (however it died)
   kReservationExpired,  // deadline passed before the job's process appeared
-  kReservationUsed,     // a new process appeared on the reserved cards: the job started
   kContainerGone,
 };
 

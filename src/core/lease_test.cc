@@ -47,16 +47,21 @@ TEST(EvaluateLease, ReservationLiveUntilDeadline) {
   EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationExpired);
 }
 
-TEST(EvaluateLease, ReservationUsedByANewProcessOnAnyCard) {
+TEST(EvaluateLease, ReservationPassesToItsJobWhileTheJobRuns) {
   Lease lease = HeldBy(10, 5);
   lease.reservation_deadline_unix_ms = 2000;
   lease.reservation_baseline_pids = {77};
   LivenessFacts facts = World({{10, 5}});
   facts.gpu_pids["GPU-a"] = {77};
   facts.gpu_pids["GPU-b"] = {77, 78};
-  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationUsed);
-  facts.now_unix_ms = 5000;  // both: the job started, which is what we report
-  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationUsed);
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
+  facts.now_unix_ms = 5000;
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive) << "past the deadline, the running job keeps the cards";
+  LivenessFacts shell_gone = World({}, 5000);
+  shell_gone.gpu_pids = facts.gpu_pids;
+  EXPECT_EQ(EvaluateLease(lease, shell_gone), LeaseState::kLive) << "and after the shell that picked exits";
+  facts.gpu_pids["GPU-b"] = {77};  // the job ended
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationExpired);
 }
 
 TEST(EvaluateLease, UnknownProcessListIsNotANewProcess) {
