@@ -56,9 +56,17 @@ std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& i
   return holders;
 }
 
-std::map<uint32_t, GpuAnnotation> Annotate(World& world, const Inventory& inventory) {
-  std::map<uint32_t, GpuAnnotation> annotations;
+struct Annotations {
+  std::map<uint32_t, GpuAnnotation> by_gpu;
+  // The cuda:N column rests on a guess of CUDA's FASTEST_FIRST order.
+  bool order_is_guess = false;
+};
+
+Annotations Annotate(World& world, const Inventory& inventory) {
+  Annotations result;
+  std::map<uint32_t, GpuAnnotation>& annotations = result.by_gpu;
   Resolution resolution = ResolveVisibleDevices(inventory.gpus, VisibilityEnvFromProcess());
+  result.order_is_guess = resolution.order_is_guess;
   for (const VisibleDevice& device : resolution.visible) {
     if (device.mig_index) {
       annotations[device.gpu_index].mig_cuda_ordinals[*device.mig_index] = device.ordinal;
@@ -71,16 +79,18 @@ std::map<uint32_t, GpuAnnotation> Annotate(World& world, const Inventory& invent
     if (auto it = holders.find(gpu.uuid); it != holders.end())
       annotations[gpu.index].lease = it->second;
   }
-  return annotations;
+  return result;
 }
 
 // One frame of output: the table or a JSON document (one line when watching).
 Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
   Result<Inventory> inventory = gpus.Snapshot();
   if (!inventory.ok()) return inventory.error();
-  std::map<uint32_t, GpuAnnotation> annotations = Annotate(world, *inventory);
+  Annotations annotated = Annotate(world, *inventory);
+  std::map<uint32_t, GpuAnnotation>& annotations = annotated.by_gpu;
   if (world.options().json) {
     nlohmann::ordered_json json = InventoryToJson(*inventory);
+    json["cuda_order_is_guess"] = annotated.order_is_guess;
     for (auto& gpu : json["gpus"]) {
       const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
       gpu["cuda_ordinal"] =
@@ -96,7 +106,17 @@ Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
     }
     return json.dump(compact_json ? -1 : 2) + "\n";
   }
-  return RenderGpuTable(*inventory, annotations, SourceLabel(world), world.terminal());
+  std::string table = RenderGpuTable(*inventory, annotations, SourceLabel(world), world.terminal());
+  if (annotated.order_is_guess) {
+    table += world.terminal().Paint(
+                 "cuda:N is a guess: the models differ and CUDA_DEVICE_ORDER is not PCI_BUS_ID, so "
+                 "CUDA orders them "
+                 "by an unpublished heuristic; set CUDA_DEVICE_ORDER=PCI_BUS_ID, or ask the "
+                 "driver: gpupin map --probe",
+                 Color::kYellow) +
+             "\n";
+  }
+  return table;
 }
 
 void WriteAll(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
