@@ -12,16 +12,18 @@ bool HolderAlive(const ProcessIdentity& holder, const LivenessFacts& facts) {
   return start.has_value() && *start == holder.start_time_ticks;
 }
 
-bool NewProcessOnCards(const Lease& lease, const LivenessFacts& facts) {
+// PIDs on the lease's cards that were not there at reservation time.
+std::vector<uint32_t> NewProcessesOnCards(const Lease& lease, const LivenessFacts& facts) {
   const auto& baseline = lease.reservation_baseline_pids;
+  std::vector<uint32_t> pids;
   for (const std::string& uuid : lease.gpu_uuids) {
     auto it = facts.gpu_pids.find(uuid);
     if (it == facts.gpu_pids.end()) continue;  // unknown is not "a new process"
     for (uint32_t pid : it->second) {
-      if (std::find(baseline.begin(), baseline.end(), pid) == baseline.end()) return true;
+      if (std::find(baseline.begin(), baseline.end(), pid) == baseline.end()) pids.push_back(pid);
     }
   }
-  return false;
+  return pids;
 }
 
 }  // namespace
@@ -43,13 +45,23 @@ LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
     // the job appeared would hand a card whose job has not yet allocated
     // much memory (under --max-used) to the next pick: the very collision
     // reservations exist to prevent.
-    if (NewProcessOnCards(lease, facts)) return LeaseState::kLive;
+    if (!NewProcessesOnCards(lease, facts).empty()) return LeaseState::kLive;
     if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
-    if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms) return LeaseState::kReservationExpired;
+    if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms)
+      return LeaseState::kReservationExpired;
     return LeaseState::kLive;
   }
   if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
   return LeaseState::kLive;
+}
+
+std::optional<ProcessIdentity> ReservationJob(const Lease& lease, const LivenessFacts& facts) {
+  if (!lease.is_reservation() || !facts.process_start_time) return std::nullopt;
+  for (uint32_t pid : NewProcessesOnCards(lease, facts)) {
+    std::optional<uint64_t> start = facts.process_start_time(static_cast<int>(pid));
+    if (start) return ProcessIdentity{static_cast<int>(pid), *start};
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpupin

@@ -64,4 +64,9 @@ enum class LeaseState {
 
 LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);
 
+// The job that started on a reservation's cards: a live process that was
+// not there at reservation time. Its owner hands the reservation over to it
+// (sys/lease_store), so the lease then ends exactly when the job does.
+std::optional<ProcessIdentity> ReservationJob(const Lease& lease, const LivenessFacts& facts);
+
 }  // namespace gpupin

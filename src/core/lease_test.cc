@@ -56,12 +56,29 @@ TEST(EvaluateLease, ReservationPassesToItsJobWhileTheJobRuns) {
   facts.gpu_pids["GPU-b"] = {77, 78};
   EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
   facts.now_unix_ms = 5000;
-  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive) << "past the deadline, the running job keeps the cards";
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive)
+      << "past the deadline, the running job keeps the cards";
   LivenessFacts shell_gone = World({}, 5000);
   shell_gone.gpu_pids = facts.gpu_pids;
-  EXPECT_EQ(EvaluateLease(lease, shell_gone), LeaseState::kLive) << "and after the shell that picked exits";
+  EXPECT_EQ(EvaluateLease(lease, shell_gone), LeaseState::kLive)
+      << "and after the shell that picked exits";
   facts.gpu_pids["GPU-b"] = {77};  // the job ended
   EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationExpired);
+}
+
+TEST(EvaluateLease, ReservationJobIsTheNewLiveProcess) {
+  Lease lease = HeldBy(10, 5);
+  lease.reservation_deadline_unix_ms = 2000;
+  lease.reservation_baseline_pids = {77};
+  LivenessFacts facts = World({{10, 5}, {78, 9}});
+  facts.gpu_pids["GPU-a"] = {77};
+  EXPECT_FALSE(ReservationJob(lease, facts).has_value()) << "no job yet";
+  facts.gpu_pids["GPU-a"] = {77, 78};
+  std::optional<ProcessIdentity> job = ReservationJob(lease, facts);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(*job, (ProcessIdentity{78, 9}));
+  EXPECT_FALSE(ReservationJob(HeldBy(10, 5), facts).has_value())
+      << "only reservations have jobs to hand over to";
 }
 
 TEST(EvaluateLease, UnknownProcessListIsNotANewProcess) {

@@ -113,6 +113,17 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
   std::vector<Lease> live;
   for (Lease& lease : ReadLeases()) {
     if (EvaluateLease(lease, facts) == LeaseState::kLive) {
+      // A reservation whose job has started is handed to the job, so that it
+      // ends when the job does rather than at its TTL. Only the owner can
+      // rewrite the file; others keep seeing a live reservation while the
+      // job runs, which is safe, only slower to free.
+      if (std::optional<ProcessIdentity> job = ReservationJob(lease, facts);
+          job && lease.uid == geteuid()) {
+        lease.holder = *job;
+        lease.reservation_deadline_unix_ms.reset();
+        lease.reservation_baseline_pids.clear();
+        (void)UpdateLease(lease);
+      }
       live.push_back(std::move(lease));
     } else {
       RemoveIfAllowed(leases_, lease.id);
