@@ -6,6 +6,8 @@ set -euo pipefail
 : "${GPUPIN_BIN_DIR:?run through ctest, or set GPUPIN_BIN_DIR to build/<config>/bin}"
 : "${GPUPIN_SOURCE_DIR:?set GPUPIN_SOURCE_DIR to the repository root}"
 GPUPIN="$GPUPIN_BIN_DIR/gpupin"
+# Multiplies every timing bound: 1 for release builds, more under ASan.
+TIME_FACTOR=${GPUPIN_TIME_FACTOR:-1}
 WORKLOAD="$GPUPIN_BIN_DIR/gpupin-sim-workload"
 EXAMPLES="$GPUPIN_SOURCE_DIR/examples"
 

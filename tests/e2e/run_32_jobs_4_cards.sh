@@ -34,4 +34,5 @@ expect_eq "$seen" "$given" "cards the workloads saw vs the cards gpupin gave"
 makespan_ms=$(jq -s '(map(select(.event == "end").t_ms) | max) - (map(select(.event == "start").t_ms) | min)' "$log")
 ideal_ms=$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print int(j / c * s * 1000) }')
 echo "makespan ${makespan_ms}ms for $jobs jobs of ${seconds}s on $cards cards (ideal ${ideal_ms}ms, ratio $(awk -v m="$makespan_ms" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }'))"
-((makespan_ms * 2 < ideal_ms * 3)) || fail "makespan ${makespan_ms}ms is over 1.5x the ideal ${ideal_ms}ms"
+((makespan_ms * 2 < ideal_ms * 3 * TIME_FACTOR)) ||
+  fail "makespan ${makespan_ms}ms is over $((3 * TIME_FACTOR))/2 x the ideal ${ideal_ms}ms"
