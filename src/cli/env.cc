@@ -7,6 +7,7 @@
 
 #include "cli/launch.h"
 #include "core/units.h"
+#include "out/json_value.h"
 
 namespace gpupin {
 namespace {
@@ -53,8 +54,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   if (world.options().json) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
     nlohmann::ordered_json variables = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : env)
-      variables[name] = value ? nlohmann::ordered_json(*value) : nullptr;
+    for (const auto& [name, value] : env) variables[name] = OrNull(value);
     out["env"] = variables;
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -86,7 +86,8 @@ CommandSpec EnvCommand() {
                        "hold the GPUs while this process lives (default: the shell)")
             ->option_text("PID");
         app.add_option("--ttl", options->ttl,
-                       "instead, reserve as pick does: until DURATION passes, and while the job started on them runs")
+                       "instead, reserve as pick does: until DURATION passes, and while the job "
+                       "started on them runs")
             ->option_text("DURATION");
         app.footer("Example: eval \"$(gpupin env --mem 20G)\"");
         return

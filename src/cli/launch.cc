@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "out/table.h"
 #include "sys/mps.h"
 
@@ -97,16 +98,12 @@ nlohmann::ordered_json AcquiredToJson(const Acquired& acquired,
                          {"reason", verdict.reason}});
   }
   const Lease& lease = acquired.lease;
-  return {
-      {"schema_version", kJsonSchemaVersion},
-      {"lease_id", lease.id},
-      {"gpus", gpus},
-      {"shared_bytes", lease.shared_bytes ? nlohmann::ordered_json(*lease.shared_bytes) : nullptr},
-      {"reservation_deadline_unix_ms",
-       lease.reservation_deadline_unix_ms
-           ? nlohmann::ordered_json(*lease.reservation_deadline_unix_ms)
-           : nullptr},
-      {"verdicts", explained}};
+  return {{"schema_version", kJsonSchemaVersion},
+          {"lease_id", lease.id},
+          {"gpus", gpus},
+          {"shared_bytes", OrNull(lease.shared_bytes)},
+          {"reservation_deadline_unix_ms", OrNull(lease.reservation_deadline_unix_ms)},
+          {"verdicts", explained}};
 }
 
 }  // namespace gpupin

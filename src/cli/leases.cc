@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "out/table.h"
 #include "out/terminal.h"
 
@@ -110,14 +111,9 @@ Result<int> ShowLeases(World& world, bool all) {
            {"pid", lease.holder.pid},
            {"gpu_uuids", lease.gpu_uuids},
            {"gpu_indices", indices},
-           {"shared_bytes",
-            lease.shared_bytes ? nlohmann::ordered_json(*lease.shared_bytes) : nullptr},
-           {"reservation_deadline_unix_ms",
-            lease.reservation_deadline_unix_ms
-                ? nlohmann::ordered_json(*lease.reservation_deadline_unix_ms)
-                : nullptr},
-           {"container_id",
-            lease.container_id ? nlohmann::ordered_json(*lease.container_id) : nullptr},
+           {"shared_bytes", OrNull(lease.shared_bytes)},
+           {"reservation_deadline_unix_ms", OrNull(lease.reservation_deadline_unix_ms)},
+           {"container_id", OrNull(lease.container_id)},
            {"created_unix_ms", lease.created_unix_ms},
            {"command", lease.command}});
     }

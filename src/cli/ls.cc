@@ -11,6 +11,7 @@
 #include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "sys/environment.h"
 #include "sys/interrupt.h"
 
@@ -93,8 +94,7 @@ Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
     json["cuda_order_is_guess"] = annotated.order_is_guess;
     for (auto& gpu : json["gpus"]) {
       const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
-      gpu["cuda_ordinal"] =
-          annotation.cuda_ordinal ? nlohmann::ordered_json(*annotation.cuda_ordinal) : nullptr;
+      gpu["cuda_ordinal"] = OrNull(annotation.cuda_ordinal);
       for (auto& mig : gpu["mig"]["devices"]) {
         auto ordinal = annotation.mig_cuda_ordinals.find(mig["index"].get<uint32_t>());
         mig["cuda_ordinal"] = ordinal == annotation.mig_cuda_ordinals.end()

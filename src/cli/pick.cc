@@ -8,6 +8,7 @@
 #include "cli/launch.h"
 #include "core/selection_output.h"
 #include "core/units.h"
+#include "out/json_value.h"
 #include "sys/environment.h"
 
 namespace gpupin {
@@ -47,7 +48,7 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   if (world.options().json) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired, verdicts);
     out["ids"] = ids.value;
-    out["note"] = ids.note ? nlohmann::ordered_json(*ids.note) : nullptr;
+    out["note"] = OrNull(ids.note);
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }

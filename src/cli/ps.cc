@@ -9,6 +9,7 @@
 #include "cli/machine_state.h"
 #include "core/units.h"
 #include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "out/table.h"
 #include "out/terminal.h"
 
@@ -59,11 +60,6 @@ std::string Elapsed(std::optional<uint64_t> seconds) {
   if (s < 3600) return fmt::format("{}:{:02}", s / 60, s % 60);
   if (s < 86400) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
   return fmt::format("{}d{:02}h", s / 86400, (s / 3600) % 24);
-}
-
-template <class T>
-nlohmann::ordered_json OrNull(const std::optional<T>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
 Result<int> Ps(World& world, const PsOptions& options) {

@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "out/json_value.h"
+
 namespace gpupin {
 namespace {
-
-template <class T>
-nlohmann::ordered_json OrNull(const std::optional<T>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
 
 nlohmann::ordered_json ProcessesToJson(const std::vector<GpuProcess>& processes) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();

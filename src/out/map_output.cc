@@ -1,11 +1,11 @@
 #include "out/map_output.h"
 
-#include "out/inventory_json.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/units.h"
+#include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "out/table.h"
 
 namespace gpupin {
@@ -13,16 +13,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-
 std::string Quoted(const std::optional<std::string>& value) {
   return value ? fmt::format("\"{}\"", *value) : "unset";
-}
-
-Json OrNull(const std::optional<std::string>& value) { return value ? Json(*value) : Json(); }
-
-template <typename T>
-Json OrNull(const std::optional<T>& value) {
-  return value ? Json(*value) : Json();
 }
 
 const char* OrderName(DeviceOrder order) {
