@@ -9,6 +9,7 @@
 
 #include "cli/launch.h"
 #include "cli/machine_state.h"
+#include "core/gpu_use.h"
 #include "core/units.h"
 #include "sys/spawn.h"
 
@@ -20,15 +21,15 @@ struct RunOptions {
   std::optional<std::string> verify;
 };
 
-// The job's processes on GPUs: the child and everything it started.
+// The job's processes on GPUs (the child and everything it started), by
+// GPU index.
 std::map<uint32_t, std::set<uint32_t>> JobGpuUse(const Inventory& inventory, const ProcFs& procfs,
                                                  int child_pid) {
-  std::map<uint32_t, std::set<uint32_t>> use;  // GPU index -> pids
-  for (const Gpu& gpu : inventory.gpus) {
-    for (const GpuProcess& process : gpu.processes) {
-      if (procfs.DescendsFrom(static_cast<int>(process.pid), child_pid))
-        use[gpu.index].insert(process.pid);
-    }
+  std::map<uint32_t, std::set<uint32_t>> use;
+  for (const GpuUse& found : FindGpuUses(inventory, Resolution{}, [&](uint32_t pid) {
+         return procfs.DescendsFrom(static_cast<int>(pid), child_pid);
+       })) {
+    use[found.gpu_index].insert(found.pid);
   }
   return use;
 }
