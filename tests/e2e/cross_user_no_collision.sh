@@ -11,14 +11,22 @@ chmod 0711 "$TEST_TMP"  # nobody may reach the shared paths inside, nothing more
 log="$TEST_TMP/workload.log"
 install -m 0666 /dev/null "$log"
 install -d -m 1777 "$GPUPIN_SIM_LIVE_DIR"
-"$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" ls >/dev/null  # creates the state directory
+# The checkout may be private (a mktemp -d clone is 0700): both users run
+# the same copies of the binaries and the scenario from where nobody can read.
+install -d -m 0755 "$TEST_TMP/bin"
+install -m 0755 "$GPUPIN" "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$WORKLOAD" "$TEST_TMP/bin"
+install -m 0644 "$EXAMPLES/server-4gpu.json" "$TEST_TMP/server-4gpu.json"
+GPUPIN="$TEST_TMP/bin/gpupin"
+WORKLOAD="$TEST_TMP/bin/gpupin-sim-workload"
+scenario="$TEST_TMP/server-4gpu.json"
+"$GPUPIN" --simulate "$scenario" ls >/dev/null  # creates the state directory
 jobs=8
 for i in $(seq "$jobs"); do
   as=()
   ((i % 2 == 0)) && as=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
   (
     barrier_wait
-    exec "${as[@]}" "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" run --wait -- \
+    exec "${as[@]}" "$GPUPIN" --simulate "$scenario" run --wait -- \
       "$WORKLOAD" --seconds 0.3 --name "job$i" --log "$log" 2>"$TEST_TMP/job$i.err"
   ) &
   pids+=($!)
