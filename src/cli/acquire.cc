@@ -79,7 +79,9 @@ void RetireUntilExit(ChangeWatch watch) {
 
 // What blocks the cards, without the policy's advice to use --wait: the
 // waiter already does.
-std::string Blockers(const std::string& refusal) { return refusal.substr(0, refusal.rfind("; use --wait")); }
+std::string Blockers(const std::string& refusal) {
+  return refusal.substr(0, refusal.rfind("; use --wait"));
+}
 
 }  // namespace
 
@@ -112,18 +114,26 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
 
-  // Behind others in the queue a waiter neither asks NVML nor reads the
-  // leases, and wakes only when the ticket just ahead of it goes (or its
-  // holder dies). When dozens waited, each change used to wake them all to
-  // do both, one after another under the lock: hand-offs took hundreds of ms.
-  bool at_head = true;
-  std::optional<QueueTicket> ahead;
+  // Only the head of the queue chooses, so only a round that may find us
+  // there asks NVML (a snapshot costs milliseconds of CPU): not a newcomer
+  // who finds others waiting, not a waiter further back. Behind others a
+  // waiter neither asks NVML nor reads the leases, and wakes only when the
+  // ticket just ahead of it goes (or its holder dies). When dozens waited,
+  // each change used to wake them all to do both, one after another under
+  // the lock: hand-offs took hundreds of ms. The waiter next in line takes
+  // its snapshot as soon as the head's ticket goes, while the head still
+  // starts its job, and chooses in its very next transaction.
+  bool want_snapshot = !(*store)->QueueMayHaveTickets();
   std::optional<ChangeWatch> ahead_watch;
   for (;;) {
-    Result<Inventory> inventory = Inventory{};
-    if (at_head) inventory = (*gpus)->Snapshot();
-    if (!inventory.ok()) return inventory.error();
-    LivenessFacts facts = MakeLivenessFacts(*inventory, procfs);
+    std::optional<Inventory> inventory;
+    if (want_snapshot) {
+      Result<Inventory> snapshot = (*gpus)->Snapshot();
+      if (!snapshot.ok()) return snapshot.error();
+      inventory = std::move(*snapshot);
+    }
+    LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
+    std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
     std::optional<Acquired> acquired;
     std::optional<Error> refusal;
     std::string waiting_text;
@@ -155,8 +165,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         if (!position)
           return MakeError(ExitCode::kError,
                            "our place in the wait queue vanished; run the command again");
-        bool was_at_head = std::exchange(at_head, *position == 0);
-        if (at_head && !was_at_head) return Ok{};  // choose with a fresh snapshot, at once
+        want_snapshot = *position <= 1;
         if (*position > 0) {
           ahead = queue[*position - 1];
           watched.push_back(ahead->holder);
@@ -165,6 +174,10 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
                           *position, queue.front().user, queue.front().request);
           return Ok{};
         }
+      }
+      if (!inventory) {
+        want_snapshot = true;
+        return Ok{};  // free to choose but without a snapshot: take one outside the lock
       }
       std::vector<Lease> live = txn.LiveLeases(facts);
       for (const Lease& lease : live) {
@@ -241,7 +254,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     if (waiting_text.empty()) continue;  // just reached the head of the queue
 
     display.Show(waiting_text);
-    if (!at_head) {
+    if (ahead) {
       std::string name = ahead->id + ".json";
       if (ahead_watch) {
         ahead_watch->WatchFile((*store)->queue_dir(), name);
@@ -249,7 +262,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), name);
       }
     }
-    ChangeWatch& waiting_on = at_head ? watch : *ahead_watch;
+    ChangeWatch& waiting_on = ahead ? *ahead_watch : watch;
     waiting_on.WatchProcesses(watched, facts.process_start_time);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);

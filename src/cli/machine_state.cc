@@ -1,5 +1,6 @@
 #include "cli/machine_state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -49,8 +50,10 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
       owner.uid = procfs.Uid(pid);
       if (owner.uid) owner.user = UserName(*owner.uid);
       owner.command = procfs.Cmdline(pid).value_or("");
+      const std::vector<int> ancestry = procfs.Ancestry(pid);
       for (const Lease& lease : live_leases) {
-        if (lease.holder.pid > 0 && procfs.DescendsFrom(pid, lease.holder.pid)) {
+        if (lease.holder.pid > 0 &&
+            std::find(ancestry.begin(), ancestry.end(), lease.holder.pid) != ancestry.end()) {
           owner.lease_id = lease.id;
           break;
         }

@@ -97,6 +97,11 @@ Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
   return LeaseStore(std::move(root), std::move(*leases), std::move(*queue), std::move(diagnostics));
 }
 
+bool LeaseStore::QueueMayHaveTickets() const {
+  Result<std::vector<std::string>> names = queue_.List();
+  return !names.ok() || !names->empty();
+}
+
 Status LeaseStore::Transact(const std::function<Status(LeaseTransaction&)>& body,
                             std::chrono::milliseconds lock_timeout) const {
   Result<FileLock> lock = root_.Lock("lock", lock_timeout);

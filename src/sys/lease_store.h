@@ -52,6 +52,11 @@ class LeaseStore {
   Status Transact(const std::function<Status(LeaseTransaction&)>& body,
                   std::chrono::milliseconds lock_timeout = std::chrono::seconds(10)) const;
 
+  // Without the lock, a hint only: whether the queue directory holds any
+  // entry. A newcomer who sees none expects to choose at once and asks NVML
+  // before taking the lock; one who sees some expects to queue.
+  bool QueueMayHaveTickets() const;
+
   // For ChangeWatch: changes to these directories are what waiters wait for.
   const StateDir& leases_dir() const { return leases_; }
   const StateDir& queue_dir() const { return queue_; }

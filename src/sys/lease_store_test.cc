@@ -261,6 +261,23 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   });
 }
 
+TEST(LeaseStore, QueueMayHaveTicketsSeesAnyEntryWithoutTheLock) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_FALSE(store->QueueMayHaveTickets());
+  std::string id;
+  f.Transact([&](LeaseTransaction& t) {
+    Result<QueueTicket> taken =
+        t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+    ASSERT_TRUE(taken.ok());
+    id = taken->id;
+  });
+  EXPECT_TRUE(store->QueueMayHaveTickets());
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.RemoveTicket(id).ok()); });
+  EXPECT_FALSE(store->QueueMayHaveTickets());
+}
+
 // --- Many processes at once -------------------------------------------------
 
 constexpr int kCards = 4;

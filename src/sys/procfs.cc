@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -92,15 +93,21 @@ std::optional<std::string> ProcFs::ContainerId(int pid) const {
   return ParseCgroupContainerId(file.text);
 }
 
-bool ProcFs::DescendsFrom(int pid, int ancestor) const {
+std::vector<int> ProcFs::Ancestry(int pid) const {
+  std::vector<int> chain;
   // Bounded: a fake or racing tree could contain a cycle.
   for (int steps = 0; steps < 4096 && pid > 0; ++steps) {
-    if (pid == ancestor) return true;
+    chain.push_back(pid);
     std::optional<ProcessStat> stat = Stat(pid);
-    if (!stat || stat->ppid == pid) return false;
+    if (!stat || stat->ppid == pid) break;
     pid = stat->ppid;
   }
-  return false;
+  return chain;
+}
+
+bool ProcFs::DescendsFrom(int pid, int ancestor) const {
+  std::vector<int> chain = Ancestry(pid);
+  return std::find(chain.begin(), chain.end(), ancestor) != chain.end();
 }
 
 int SkipForkedSubshells(const ProcFs& procfs, int pid) {
@@ -157,6 +164,12 @@ std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid) {
 }
 
 std::string UserName(uint32_t uid) {
+  // Asked for every GPU process at every choice, and each lookup reads the
+  // password database anew; a name that changes while gpupin runs is rare
+  // and harmless. gpupin is single-threaded.
+  static std::map<uint32_t, std::string> known;
+  if (auto it = known.find(uid); it != known.end()) return it->second;
+  std::string& name = known[uid];
   long suggested = sysconf(_SC_GETPW_R_SIZE_MAX);
   std::vector<char> buffer(suggested > 0 ? static_cast<size_t>(suggested) : 16384);
   passwd entry{};
@@ -166,8 +179,12 @@ std::string UserName(uint32_t uid) {
          buffer.size() < (1u << 20)) {
     buffer.resize(buffer.size() * 2);
   }
-  if (rc != 0 || found == nullptr || found->pw_name == nullptr) return std::to_string(uid);
-  return found->pw_name;
+  if (rc != 0 || found == nullptr || found->pw_name == nullptr) {
+    name = std::to_string(uid);
+  } else {
+    name = found->pw_name;
+  }
+  return name;
 }
 
 }  // namespace gpupin

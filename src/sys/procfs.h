@@ -19,12 +19,14 @@ class ProcFs {
   explicit ProcFs(std::string root = "/proc");
 
   std::optional<ProcessStat> Stat(int pid) const;
-  std::optional<uint32_t> Uid(int pid) const;          // real uid from status
-  std::optional<std::string> Cmdline(int pid) const;   // args joined by spaces
+  std::optional<uint32_t> Uid(int pid) const;         // real uid from status
+  std::optional<std::string> Cmdline(int pid) const;  // args joined by spaces
   // Environment of a process; an Error that says why when unreadable
   // (another user's process without root: EACCES).
   Result<std::map<std::string, std::string>> Environ(int pid) const;
   std::optional<std::string> ContainerId(int pid) const;  // from /proc/PID/cgroup
+  // `pid` and its ancestors, nearest first, as far up as can be read.
+  std::vector<int> Ancestry(int pid) const;
   // Whether `pid` is `ancestor` or descends from it.
   bool DescendsFrom(int pid, int ancestor) const;
   std::vector<int> AllPids() const;
