@@ -163,7 +163,8 @@ int Dispatch(int argc, char** argv) {
   // CLI11 reads no environment variable for its config option itself.
   const char* env_config = std::getenv("GPUPIN_CONFIG");
   if (env_config && *env_config &&
-      std::none_of(own_args.begin(), own_args.end(), [](const std::string& a) { return a.starts_with("--config"); })) {
+      std::none_of(own_args.begin(), own_args.end(),
+                   [](const std::string& a) { return a.starts_with("--config"); })) {
     own_args.insert(own_args.begin(), {"--config", env_config});
   }
   std::reverse(own_args.begin(), own_args.end());

@@ -16,7 +16,8 @@ namespace gpupin {
 std::optional<bool> ContainerRunning(const std::string& container_id) {
   // An id is hex (or a name); anything else is not passed to a command line.
   for (char c : container_id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      return false;
   }
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
@@ -25,9 +26,14 @@ std::optional<bool> ContainerRunning(const std::string& container_id) {
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
   std::string format = "{{.State.Running}}";
-  char* argv[] = {const_cast<char*>("docker"), const_cast<char*>("inspect"), const_cast<char*>("--type"),
-                  const_cast<char*>("container"), const_cast<char*>("--format"), format.data(),
-                  const_cast<char*>(container_id.c_str()), nullptr};
+  char* argv[] = {const_cast<char*>("docker"),
+                  const_cast<char*>("inspect"),
+                  const_cast<char*>("--type"),
+                  const_cast<char*>("container"),
+                  const_cast<char*>("--format"),
+                  format.data(),
+                  const_cast<char*>(container_id.c_str()),
+                  nullptr};
   pid_t pid = 0;
   int spawned = posix_spawnp(&pid, "docker", &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);

@@ -16,9 +16,11 @@ TEST(SpawnTest, ChildRunsWithTheEnvironmentGivenAtStart) {
   Result<PendingChild> child = Fork();
   ASSERT_TRUE(child.ok());
   EXPECT_GT(child->identity().start_time_ticks, 0u) << "the lease needs the job's start time";
-  ASSERT_TRUE(child->Start({"sh", "-c", "test \"$GPUPIN_X\" = yes && test -z \"${HOME+set}\" && exit 7"},
-                           {{"GPUPIN_X", "yes"}, {"HOME", std::nullopt}})
-                  .ok());
+  ASSERT_TRUE(
+      child
+          ->Start({"sh", "-c", "test \"$GPUPIN_X\" = yes && test -z \"${HOME+set}\" && exit 7"},
+                  {{"GPUPIN_X", "yes"}, {"HOME", std::nullopt}})
+          .ok());
   EXPECT_EQ(child->Wait(), 7);
 }
 
@@ -28,7 +30,8 @@ TEST(SpawnTest, KilledChildReportsSignalLikeAShell) {
   ASSERT_TRUE(child->Start({"sleep", "30"}, {}).ok());
   EXPECT_FALSE(child->Ended());
   kill(child->pid(), SIGKILL);
-  for (int i = 0; i < 200 && !child->Ended(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 200 && !child->Ended(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_TRUE(child->Ended());
   EXPECT_EQ(child->Wait(), 128 + SIGKILL) << "Ended() must not reap the child";
 }
@@ -46,7 +49,8 @@ TEST(SpawnTest, MissingCommandIsAnErrorNotAHang) {
   ASSERT_TRUE(child.ok());
   Status started = child->Start({"/nonexistent/gpupin-no-such-command"}, {});
   ASSERT_FALSE(started.ok());
-  EXPECT_NE(started.error().message.find("No such file"), std::string::npos) << started.error().message;
+  EXPECT_NE(started.error().message.find("No such file"), std::string::npos)
+      << started.error().message;
 }
 
 TEST(SpawnTest, AbandonedChildExitsAndIsReaped) {

@@ -123,8 +123,10 @@ static_assert(sizeof(nvmlMemory_v2_t) == 40 && offsetof(nvmlMemory_v2_t, reserve
               offsetof(nvmlMemory_v2_t, used) == 32);
 static_assert(kNvmlMemoryV2Version == 0x02000028);
 static_assert(sizeof(nvmlUtilization_t) == 8);
-static_assert(sizeof(nvmlProcessInfo_v1_t) == 16 && offsetof(nvmlProcessInfo_v1_t, usedGpuMemory) == 8);
-static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 && offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16 &&
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16 &&
+              offsetof(nvmlProcessInfo_v1_t, usedGpuMemory) == 8);
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 &&
+              offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16 &&
               offsetof(nvmlProcessInfo_v2_t, computeInstanceId) == 20);
 static_assert(sizeof(nvmlProcessInfo_v3_wide_t) == 32);
 
@@ -143,18 +145,23 @@ using nvmlDeviceGetMemoryInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)
 using nvmlDeviceGetMemoryInfo_v2_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_v2_t*);
 using nvmlDeviceGetUtilizationRates_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*);
 using nvmlDeviceGetTemperature_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int*);
-using nvmlDeviceGetUint_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);  // power, minor, board, cores, ...
+// power, minor number, board id, core count, ...
+using nvmlDeviceGetUint_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 using nvmlDeviceGetInt_fn = nvmlReturn_t (*)(nvmlDevice_t, int*);  // compute mode, NUMA node, ...
 using nvmlDeviceGetCudaComputeCapability_fn = nvmlReturn_t (*)(nvmlDevice_t, int*, int*);
 using nvmlDeviceGetMigMode_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
-using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*);
+using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int,
+                                                                nvmlDevice_t*);
 using nvmlDeviceGetCpuAffinity_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned long*);
 using nvmlDeviceGetTopologyCommonAncestor_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using nvmlDeviceGetNvLinkState_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int*);
-using nvmlDeviceGetNvLinkRemotePciInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*);
+using nvmlDeviceGetNvLinkRemotePciInfo_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int,
+                                                             nvmlPciInfo_t*);
 using nvmlInitWithFlags_fn = nvmlReturn_t (*)(unsigned int);
-using nvmlDeviceGetHandleByString_fn = nvmlReturn_t (*)(const char*, nvmlDevice_t*);  // by UUID, by PCI bus id
-using nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t*);
+using nvmlDeviceGetHandleByString_fn = nvmlReturn_t (*)(const char*,
+                                                        nvmlDevice_t*);  // by UUID, by PCI bus id
+using nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn = nvmlReturn_t (*)(nvmlDevice_t,
+                                                                         nvmlDevice_t*);
 // Process lists: the entry type depends on the symbol's version (v1: 16
 // bytes, _v2: 24, _v3: 24 or 32), so the buffer is untyped here.
 using nvmlDeviceGetProcesses_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
