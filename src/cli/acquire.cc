@@ -114,24 +114,26 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
 
-  // Only the head of the queue chooses, so only a round that may find us
-  // there asks NVML (a snapshot costs milliseconds of CPU): not a newcomer
-  // who finds others waiting, not a waiter further back. Behind others a
-  // waiter neither asks NVML nor reads the leases, and wakes only when the
-  // ticket just ahead of it goes (or its holder dies). When dozens waited,
-  // each change used to wake them all to do both, one after another under
-  // the lock: hand-offs took hundreds of ms. The waiter next in line takes
-  // its snapshot as soon as the head's ticket goes, while the head still
-  // starts its job, and chooses in its very next transaction.
+  // Behind others in the queue a waiter neither asks NVML nor reads the
+  // leases, and wakes only when the ticket just ahead of it goes (or its
+  // holder dies). When dozens waited, each change used to wake them all to
+  // do both, one after another under the lock: hand-offs took hundreds of ms.
+  // The ticket ahead goes when it reached the head and got its cards, so a
+  // waiter that wakes expects to choose: it asks NVML and /proc (milliseconds
+  // of CPU) before taking the lock, where every gpupin waits, and chooses in
+  // that same transaction. A newcomer who finds others waiting skips both.
   bool want_snapshot = !(*store)->QueueMayHaveTickets();
   std::optional<ChangeWatch> ahead_watch;
   for (;;) {
     std::optional<Inventory> inventory;
+    std::optional<GpuProcessFacts> processes;
     if (want_snapshot) {
       Result<Inventory> snapshot = (*gpus)->Snapshot();
       if (!snapshot.ok()) return snapshot.error();
       inventory = std::move(*snapshot);
+      processes = DescribeGpuProcesses(*inventory, procfs);
     }
+    want_snapshot = true;
     LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
     std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
     std::optional<Acquired> acquired;
@@ -165,7 +167,6 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         if (!position)
           return MakeError(ExitCode::kError,
                            "our place in the wait queue vanished; run the command again");
-        want_snapshot = *position <= 1;
         if (*position > 0) {
           ahead = queue[*position - 1];
           watched.push_back(ahead->holder);
@@ -175,10 +176,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
           return Ok{};
         }
       }
-      if (!inventory) {
-        want_snapshot = true;
-        return Ok{};  // free to choose but without a snapshot: take one outside the lock
-      }
+      if (!inventory) return Ok{};  // free to choose, without a snapshot: take one first
       std::vector<Lease> live = txn.LiveLeases(facts);
       for (const Lease& lease : live) {
         watched.push_back(lease.holder);
@@ -188,14 +186,14 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         // poll would otherwise leave its card reserved until the deadline.
         if (lease.is_reservation()) reserved = true;
       }
-      GpuProcessFacts processes = DescribeGpuProcesses(*inventory, live, procfs);
-      watched.insert(watched.end(), processes.watchable.begin(), processes.watchable.end());
-      unwatchable = unwatchable || processes.unwatchable;
+      AttributeToLeases(*processes, live);
+      watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
+      unwatchable = unwatchable || processes->unwatchable;
       PolicyInput input;
       input.gpus = inventory->gpus;
       input.topology = inventory->topology;
       input.live_leases = live;
-      input.process_owners = processes.owners;
+      input.process_owners = processes->owners;
       input.caller = {uid, UserName(uid)};
       input.allowed_gpu_indices = AllowedGpuIndices(*inventory);
       input.request = request.request;

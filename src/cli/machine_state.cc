@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 
 #include "sys/docker_client.h"
 
@@ -27,10 +26,8 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   return facts;
 }
 
-GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
-                                     const std::vector<Lease>& live_leases, const ProcFs& procfs) {
+GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& procfs) {
   GpuProcessFacts facts;
-  std::set<uint32_t> seen;
   for (const Gpu& gpu : inventory.gpus) {
     std::vector<const GpuProcess*> processes;
     for (const GpuProcess& p : gpu.processes) processes.push_back(&p);
@@ -38,7 +35,7 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
       for (const GpuProcess& p : mig.processes) processes.push_back(&p);
     }
     for (const GpuProcess* process : processes) {
-      if (!seen.insert(process->pid).second) continue;
+      if (facts.ancestry.contains(process->pid)) continue;
       int pid = static_cast<int>(process->pid);
       std::optional<uint64_t> start = LiveProcessStartTime(procfs, pid);
       if (!start) {
@@ -50,18 +47,25 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
       owner.uid = procfs.Uid(pid);
       if (owner.uid) owner.user = UserName(*owner.uid);
       owner.command = procfs.Cmdline(pid).value_or("");
-      const std::vector<int> ancestry = procfs.Ancestry(pid);
-      for (const Lease& lease : live_leases) {
-        if (lease.holder.pid > 0 &&
-            std::find(ancestry.begin(), ancestry.end(), lease.holder.pid) != ancestry.end()) {
-          owner.lease_id = lease.id;
-          break;
-        }
-      }
       facts.owners[process->pid] = std::move(owner);
+      facts.ancestry[process->pid] = procfs.Ancestry(pid);
     }
   }
   return facts;
+}
+
+void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases) {
+  for (auto& [pid, owner] : facts.owners) {
+    const std::vector<int>& ancestry = facts.ancestry[pid];
+    owner.lease_id.reset();
+    for (const Lease& lease : live_leases) {
+      if (lease.holder.pid > 0 &&
+          std::find(ancestry.begin(), ancestry.end(), lease.holder.pid) != ancestry.end()) {
+        owner.lease_id = lease.id;
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace gpupin

@@ -22,7 +22,8 @@ int64_t NowUnixMs();
 LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs);
 
 struct GpuProcessFacts {
-  std::map<uint32_t, ProcessOwner> owners;  // every GPU pid visible in /proc
+  std::map<uint32_t, ProcessOwner> owners;        // every GPU pid visible in /proc
+  std::map<uint32_t, std::vector<int>> ancestry;  // of each of them: itself, then its parents
   // Every GPU process in our /proc, for waking on its exit: a foreign one
   // frees its card, and so may a job's (a reservation's job, or a process
   // that outlives its lease holder).
@@ -32,7 +33,12 @@ struct GpuProcessFacts {
   bool unwatchable = false;
 };
 
-GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory,
-                                     const std::vector<Lease>& live_leases, const ProcFs& procfs);
+// Reads /proc for every GPU process of the snapshot: the costly part of a
+// choice, done before taking the state lock, where every gpupin waits.
+GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& procfs);
+
+// Marks each process that descends from a live lease's holder as that
+// lease's job (ProcessOwner::lease_id).
+void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases);
 
 }  // namespace gpupin
