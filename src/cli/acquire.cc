@@ -143,7 +143,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     bool unwatchable = false;
     bool reserved = false;
 
-    Status transaction = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    auto read_and_decide = [&](LeaseTransaction& txn) -> Status {
       std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
@@ -239,6 +239,11 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       if (verdicts) *verdicts = selection->verdicts;
       acquired = Acquired{lease, std::move(*inventory), std::move(*selection)};
       return Ok{};
+    };
+    Status transaction = (*store)->Transact([&](LeaseTransaction& txn) {
+      Status decided = read_and_decide(txn);
+      watch.ForgetChangesSoFar();
+      return decided;
     });
     if (!transaction.ok()) return transaction.error();
     if (acquired) {

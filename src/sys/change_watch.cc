@@ -82,6 +82,10 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
   }
 }
 
+void ChangeWatch::ForgetChangesSoFar() {
+  if (inotify_.valid()) (void)DrainInotify(inotify_.get());
+}
+
 void ChangeWatch::WatchProcesses(
     const std::vector<ProcessIdentity>& processes,
     const std::function<std::optional<uint64_t>(int pid)>& start_time) {

@@ -48,6 +48,12 @@ class ChangeWatch {
   // an inotify descriptor waits for an RCU grace period (2 to 20 ms).
   void WatchFile(const StateDir& dir, const std::string& name);
 
+  // Forgets the directory changes queued so far. Call it holding the state
+  // lock, after reading the state: every change queued by then is in what
+  // was read, or one's own (removing dead records, taking a ticket), so no
+  // wake-up is lost and a waiter is not woken by its own writes.
+  void ForgetChangesSoFar();
+
   // Replaces the set of watched processes. A process whose PID is taken by
   // another process (start time differs) counts as exited. `start_time`
   // checks identities; pass ProcFs-backed facts.

@@ -91,6 +91,19 @@ TEST(ChangeWatch, WakesWhenALeaseIsWritten) {
   EXPECT_LT(latency, 100ms);
 }
 
+TEST(ChangeWatch, ChangesForgottenSoFarDoNotWakeButLaterOnesDo) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  ASSERT_TRUE(w.dir->WriteFileAtomic("own.json", "{}").ok());
+  ASSERT_TRUE(w.dir->Remove("own.json").ok());
+  w.watch.ForgetChangesSoFar();
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 50ms, 10s), WakeReason::kDeadline);
+  auto [reason, latency] =
+      WakeAfter(w.watch, [&] { (void)w.dir->WriteFileAtomic("theirs.json", "{}"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+}
+
 TEST(ChangeWatch, AFileWatchWakesWhenThatFileGoesAndNotForOthers) {
   TempDir tmp;
   Result<StateDir> dir = StateDir::Open(tmp / "queue");
