@@ -81,12 +81,10 @@ void GatherLeases(World& world, DoctorFacts& facts) {
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {
     facts.state_dir_problem = store.error().message;
+  } else if (Result<std::vector<Lease>> read = (*store)->ReadLeases(); read.ok()) {
+    leases = std::move(*read);
   } else {
-    Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-      leases = txn.ReadLeases();
-      return Ok{};
-    });
-    if (!read.ok()) facts.state_dir_problem = read.error().message;
+    facts.state_dir_problem = read.error().message;
   }
   for (const Lease& lease : leases) {
     if (EvaluateLease(lease, liveness) != LeaseState::kLive) ++facts.expired_leases;

@@ -69,14 +69,13 @@ Result<int> Ps(World& world, const PsOptions& options) {
   if (!inventory.ok()) return inventory.error();
   LivenessFacts liveness = MakeLivenessFacts(*inventory, world.procfs());
   std::vector<Lease> leases;
-  if (Result<LeaseStore*> store = world.Leases(); store.ok()) {
-    Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-      leases = txn.ReadLeases();
-      return Ok{};
-    });
-    if (!read.ok()) world.Verbose("jobs not shown: " + read.error().message);
+  Result<LeaseStore*> store = world.Leases();
+  Result<std::vector<Lease>> read =
+      store.ok() ? (*store)->ReadLeases() : Result<std::vector<Lease>>(store.error());
+  if (read.ok()) {
+    leases = std::move(*read);
   } else {
-    world.Verbose("jobs not shown: " + store.error().message);
+    world.Verbose("jobs not shown: " + read.error().message);
   }
   std::vector<GpuProcessRow> rows =
       DescribeGpuProcessRows(*inventory, leases, liveness, world.procfs());

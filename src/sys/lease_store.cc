@@ -97,6 +97,16 @@ Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
   return LeaseStore(std::move(root), std::move(*leases), std::move(*queue), std::move(diagnostics));
 }
 
+Result<std::vector<Lease>> LeaseStore::ReadLeases() const {
+  std::vector<Lease> leases;
+  Status read = Transact([&](LeaseTransaction& txn) -> Status {
+    leases = txn.ReadLeases();
+    return Ok{};
+  });
+  if (!read.ok()) return read.error();
+  return leases;
+}
+
 bool LeaseStore::QueueMayHaveTickets() const {
   Result<std::vector<std::string>> names = queue_.List();
   return !names.ok() || !names->empty();

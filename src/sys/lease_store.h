@@ -52,6 +52,10 @@ class LeaseStore {
   Status Transact(const std::function<Status(LeaseTransaction&)>& body,
                   std::chrono::milliseconds lock_timeout = std::chrono::seconds(10)) const;
 
+  // Every valid lease file, live or not, in a transaction of its own: for
+  // commands that only show them (ps, doctor).
+  Result<std::vector<Lease>> ReadLeases() const;
+
   // Without the lock, a hint only: whether the queue directory holds any
   // entry. A newcomer who sees none expects to choose at once and asks NVML
   // before taking the lock; one who sees some expects to queue.
