@@ -17,21 +17,15 @@ source "$root/tests/e2e/lib.sh"
 echo "reproduce: bench/makespan.sh $jobs $seconds   ($(nproc) CPUs, $(uname -sr))"
 
 log="$TEST_TMP/workload.log"
-for i in $(seq "$jobs"); do
-  (
-    barrier_wait
-    exec "$GPUPIN" --simulate "$EXAMPLES/dgx-h100.json" run --wait -- \
-      "$WORKLOAD" --seconds "$seconds" --log "$log" 2>/dev/null
-  ) &
-  pids+=($!)
-done
-barrier_ready "$jobs"
-released_ms=$(now_ms)
-barrier_release "$jobs"
-for pid in "${pids[@]}"; do wait "$pid" || fail "a job failed with status $?"; done
+job() {
+  exec "$GPUPIN" --simulate "$EXAMPLES/dgx-h100.json" run --wait -- \
+    "$WORKLOAD" --seconds "$seconds" --log "$log" 2>/dev/null
+}
+start_at_once "$jobs" job
+wait_all_ok "${STARTED[@]}"
 expect_no_overlap "$log"
 
-jq -s --argjson released "$released_ms" --argjson ideal "$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print j / c * s * 1000 }')" -r '
+jq -s --argjson released "$RELEASED_MS" --argjson ideal "$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print j / c * s * 1000 }')" -r '
   (map(select(.event == "start").t_ms) | min) as $first
   | (map(select(.event == "end").t_ms) | max) as $last
   | "makespan \($last - $first) ms, ideal \($ideal) ms, ratio \((($last - $first) / $ideal * 1000 | round) / 1000); first start \($first - $released) ms after release"' "$log"

@@ -21,21 +21,14 @@ WORKLOAD="$TEST_TMP/bin/gpupin-sim-workload"
 scenario="$TEST_TMP/server-4gpu.json"
 "$GPUPIN" --simulate "$scenario" ls >/dev/null  # creates the state directory
 jobs=8
-for i in $(seq "$jobs"); do
-  as=()
-  ((i % 2 == 0)) && as=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
-  (
-    barrier_wait
-    exec "${as[@]}" "$GPUPIN" --simulate "$scenario" run --wait -- \
-      "$WORKLOAD" --seconds 0.3 --name "job$i" --log "$log" 2>"$TEST_TMP/job$i.err"
-  ) &
-  pids+=($!)
-done
-barrier_ready "$jobs"
-barrier_release "$jobs"
-for pid in "${pids[@]}"; do
-  wait "$pid" || fail "a job failed with status $?: $(cat "$TEST_TMP"/job*.err)"
-done
+job() {
+  local as=()
+  (($1 % 2 == 0)) && as=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
+  exec "${as[@]}" "$GPUPIN" --simulate "$scenario" run --wait -- \
+    "$WORKLOAD" --seconds 0.3 --name "job$1" --log "$log" 2>"$TEST_TMP/job$1.err"
+}
+start_at_once "$jobs" job
+wait_all_ok "${STARTED[@]}"
 expect_eq "$(grep -c '"event":"end"' "$log")" "$jobs" "workloads that ran to the end"
 expect_eq "$(stat -c %a "$GPUPIN_STATE_DIR")" 1777 "the shared state directory's mode"
 expect_no_overlap "$log"

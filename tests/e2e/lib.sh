@@ -75,6 +75,33 @@ barrier_release() {
   printf '%*s' "$1" '' | tr ' ' '\n' >&"$BARRIER_FD"
 }
 
+# start_at_once N FUNCTION: runs `FUNCTION 1` ... `FUNCTION N` (which
+# should exec the job) as N background processes released at one instant.
+# Their pids land in STARTED, the release time in RELEASED_MS.
+start_at_once() {
+  local n=$1 body=$2 i
+  STARTED=()
+  for i in $(seq "$n"); do
+    (
+      barrier_wait
+      "$body" "$i"
+    ) &
+    STARTED+=($!)
+  done
+  barrier_ready "$n"
+  RELEASED_MS=$(now_ms)
+  barrier_release "$n"
+}
+
+# wait_all_ok PID...: waits for each; the first that fails fails the test,
+# showing every $TEST_TMP/*.err.
+wait_all_ok() {
+  local pid
+  for pid in "$@"; do
+    wait "$pid" || fail "a job failed with status $?: $(cat "$TEST_TMP"/*.err 2>/dev/null)"
+  done
+}
+
 # wait_for_line FILE PATTERN [SECONDS]: waits until FILE has a line matching
 # the grep -E pattern.
 wait_for_line() {
@@ -106,4 +133,18 @@ expect_no_overlap() {
 # event_field LOG EVENT NAME FIELD: FIELD of the workload named NAME's EVENT line.
 event_field() {
   jq -r --arg e "$2" --arg n "$3" "select(.event == \$e and .name == \$n) | .$4" "$1" | head -1
+}
+
+# expect_start_after_kill VICTIM WAITER NAME LIMIT_MS: SIGKILLs VICTIM; the
+# background gpupin WAITER (stderr in $TEST_TMP/NAME.err) must start its
+# workload NAME (logging to $log) within LIMIT_MS (x TIME_FACTOR).
+expect_start_after_kill() {
+  local victim=$1 waiter=$2 name=$3 limit_ms=$(($4 * TIME_FACTOR)) killed_ms started_ms
+  killed_ms=$(now_ms)
+  kill -9 "$victim"
+  wait "$waiter" || fail "$name failed: $(cat "$TEST_TMP/$name.err")"
+  started_ms=$(event_field "$log" start "$name" t_ms)
+  echo "$name started $((started_ms - killed_ms))ms after pid $victim was killed"
+  ((started_ms - killed_ms < limit_ms)) ||
+    fail "$name started $((started_ms - killed_ms))ms after pid $victim was killed (over ${limit_ms}ms)"
 }

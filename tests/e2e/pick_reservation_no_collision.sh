@@ -8,21 +8,16 @@ source "$(dirname "$0")/lib.sh"
 scenario="$EXAMPLES/server-4gpu.json"
 log="$TEST_TMP/workload.log"
 jobs=8
-for i in $(seq "$jobs"); do
-  (
-    barrier_wait
-    # The subshell holds the reservation and then becomes the job (exec), so
-    # the job's process appears on the card and the reservation ends.
-    # --mem 2G: a job that has allocated its memory (over the 1 GiB
-    # exclusive --max-used).
-    ids=$("$GPUPIN" --simulate "$scenario" pick --wait 2>>"$TEST_TMP/pick.err")
-    echo "$(date +%s%3N) $ids" >>"$TEST_TMP/picks"
-    CUDA_VISIBLE_DEVICES=$ids GPUPIN_SIM_SCENARIO=$scenario exec "$WORKLOAD" --mem 2G --seconds 1 --log "$log"
-  ) &
-  pids+=($!)
-done
-barrier_ready "$jobs"
-barrier_release "$jobs"
+job() {
+  # The subshell holds the reservation and then becomes the job (exec), so
+  # the job's process appears on the card and the reservation ends.
+  # --mem 2G: a job that has allocated its memory (over the 1 GiB
+  # exclusive --max-used).
+  ids=$("$GPUPIN" --simulate "$scenario" pick --wait 2>>"$TEST_TMP/pick.err")
+  echo "$(date +%s%3N) $ids" >>"$TEST_TMP/picks"
+  CUDA_VISIBLE_DEVICES=$ids GPUPIN_SIM_SCENARIO=$scenario exec "$WORKLOAD" --mem 2G --seconds 1 --log "$log"
+}
+start_at_once "$jobs" job
 
 # The first 4 picks: 4 distinct cards, before any workload could start.
 deadline=$((SECONDS + 20))
@@ -41,8 +36,6 @@ if (($(grep -c '"event":"end"' "$log") == 0)); then
   expect_eq "$OUT" "" "pick's stdout on failure"
 fi
 
-for pid in "${pids[@]}"; do
-  wait "$pid" || fail "a job failed with status $?: $(cat "$TEST_TMP/pick.err")"
-done
+wait_all_ok "${STARTED[@]}"
 expect_eq "$(grep -c '"event":"end"' "$log")" "$jobs" "workloads that ran to the end"
 expect_no_overlap "$log"

@@ -6,19 +6,12 @@ source "$(dirname "$0")/lib.sh"
 
 jobs=32 cards=4 seconds=0.3
 log="$TEST_TMP/workload.log"
-for i in $(seq "$jobs"); do
-  (
-    barrier_wait
-    exec "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" --json run --wait -- \
-      "$WORKLOAD" --seconds "$seconds" --log "$log" 2>"$TEST_TMP/gpupin.$i.err"
-  ) &
-  pids+=($!)
-done
-barrier_ready "$jobs"
-barrier_release "$jobs"
-for pid in "${pids[@]}"; do
-  wait "$pid" || fail "a job failed with status $?: $(cat "$TEST_TMP"/gpupin.*.err)"
-done
+job() {
+  exec "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" --json run --wait -- \
+    "$WORKLOAD" --seconds "$seconds" --log "$log" 2>"$TEST_TMP/gpupin.$1.err"
+}
+start_at_once "$jobs" job
+wait_all_ok "${STARTED[@]}"
 
 expect_eq "$(grep -c '"event":"end"' "$log")" "$jobs" "workloads that ran to the end"
 expect_no_overlap "$log"

@@ -5,15 +5,10 @@ source "$(dirname "$0")/lib.sh"
 
 scenario="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/one-h100-80g.json"
 log="$TEST_TMP/workload.log"
-for i in 1 2 3 4; do
-  (
-    barrier_wait
-    exec "$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 2 --name "j$i" --log "$log" 2>"$TEST_TMP/j$i.err"
-  ) &
-  jobs_pids+=($!)
-done
-barrier_ready 4
-barrier_release 4
+job() {
+  exec "$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 2 --name "j$1" --log "$log" 2>"$TEST_TMP/j$1.err"
+}
+start_at_once 4 job
 deadline=$((SECONDS + 20))
 until [[ -f "$log" ]] && (($(grep -c '"event":"start"' "$log") == 4)); do
   ((SECONDS < deadline)) || fail "the 4 shared jobs did not all start: $(cat "$TEST_TMP"/j*.err)"
@@ -22,7 +17,7 @@ done
 "$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 0.1 --name j5 --log "$log" 2>"$TEST_TMP/j5.err" &
 fifth=$!
 wait_for_line "$TEST_TMP/j5.err" 'waiting'
-for pid in "${jobs_pids[@]}" "$fifth"; do wait "$pid" || fail "a job failed with status $?"; done
+wait_all_ok "${STARTED[@]}" "$fifth"
 
 first_end=$(jq -s 'map(select(.event == "end" and .name != "j5").t_ms) | min' "$log")
 last_start=$(jq -s 'map(select(.event == "start" and .name != "j5").t_ms) | max' "$log")
