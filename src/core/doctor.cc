@@ -242,6 +242,12 @@ Finding CheckSlurm(const DoctorFacts& facts) {
 Finding CheckContainer(const DoctorFacts& facts) {
   const ContainerFacts& c = facts.container;
   if (!c.inside) return {"container", Verdict::kOk, "not in a container", ""};
+  if (facts.inventory.simulated) {
+    return {"container", Verdict::kOk,
+            "in a container; the simulated server's process ids are made up, so they cannot "
+            "tell whether it shares the host PID namespace",
+            ""};
+  }
   if (!c.host_pids_visible) {
     return {"container", Verdict::kOk,
             "in a container; no GPU process to tell whether it shares the host PID namespace", ""};

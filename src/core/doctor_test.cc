@@ -268,6 +268,16 @@ TEST(DoctorContainerTest, WarnsWithoutTheHostPidNamespace) {
   EXPECT_THAT(Only(facts, "container").evidence, HasSubstr("no GPU process to tell"));
 }
 
+TEST(DoctorContainerTest, MadeUpPidsOfTheSimulatedServerProveNothing) {
+  DoctorFacts facts = HealthyFacts();
+  facts.container.inside = true;
+  facts.container.host_pids_visible = false;
+  facts.inventory.simulated = true;
+  Finding f = Only(facts, "container");
+  ExpectOk(f);
+  EXPECT_THAT(f.evidence, HasSubstr("made up"));
+}
+
 TEST(DoctorBusyTest, SomeBusyIsOkWithNumbers) {
   DoctorFacts facts = HealthyFacts();
   facts.inventory.gpus[0].memory_used_bytes = 70 * kGiB;
