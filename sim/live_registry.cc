@@ -147,30 +147,39 @@ void UnregisterLive(const std::string& dir, const LiveProcess& p) {
   unlink((dir + "/" + EntryName(p)).c_str());
 }
 
-std::vector<LiveProcess> ListLive(const std::string& dir) {
-  std::vector<LiveProcess> live;
+bool IsEntryName(std::string_view name) {
+  return !name.starts_with(".") && name.ends_with(".json");
+}
+
+void ForEachEntryName(const std::string& dir,
+                      const std::function<void(int dir_fd, const char* name)>& visit) {
   int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0) return live;
+  if (dir_fd < 0) return;
   DIR* d = fdopendir(dir_fd);
   if (!d) {
     close(dir_fd);
-    return live;
+    return;
   }
   while (dirent* e = readdir(d)) {
-    std::string_view name = e->d_name;
-    if (name.starts_with(".") || !name.ends_with(".json")) continue;
-    auto text = ReadSmallFile(dir_fd, e->d_name);
-    auto entry = text ? ParseEntry(*text) : std::nullopt;
-    if (!entry) continue;
-    // A file must be named for what it says, else it could shadow another entry.
-    if (name != EntryName(*entry)) continue;
-    if (ProcessStartTime(entry->pid) != entry->start_time_ticks) {
-      unlinkat(dir_fd, e->d_name, 0);
-      continue;
-    }
-    live.push_back(std::move(*entry));
+    if (IsEntryName(e->d_name)) visit(dir_fd, e->d_name);
   }
   closedir(d);
+}
+
+std::vector<LiveProcess> ListLive(const std::string& dir) {
+  std::vector<LiveProcess> live;
+  ForEachEntryName(dir, [&](int dir_fd, const char* name) {
+    auto text = ReadSmallFile(dir_fd, name);
+    auto entry = text ? ParseEntry(*text) : std::nullopt;
+    if (!entry) return;
+    // A file must be named for what it says, else it could shadow another entry.
+    if (name != EntryName(*entry)) return;
+    if (ProcessStartTime(entry->pid) != entry->start_time_ticks) {
+      unlinkat(dir_fd, name, 0);
+      return;
+    }
+    live.push_back(std::move(*entry));
+  });
   return live;
 }
 

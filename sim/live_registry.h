@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -37,6 +39,15 @@ Status RegisterLive(const std::string& dir, const LiveProcess& process);
 
 // Removes the entry of `process` (its pid and start time).
 void UnregisterLive(const std::string& dir, const LiveProcess& process);
+
+// Whether a file of that name in the registry directory can be an entry;
+// ListLive ignores the others (temporary files among them).
+bool IsEntryName(std::string_view name);
+
+// Calls `visit` with the directory's descriptor and the name of each file
+// that IsEntryName accepts; nothing when the directory cannot be read.
+void ForEachEntryName(const std::string& dir,
+                      const std::function<void(int dir_fd, const char* name)>& visit);
 
 // Every registered process that is still alive; stale entries are removed
 // on the way when permissions allow. Unreadable or malformed files are skipped.

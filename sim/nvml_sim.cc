@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "sim/live_registry.h"
+#include "sim/live_cache.h"
 #include "sim/nvml_return.h"
 #include "sim/scenario_source.h"
 
@@ -44,6 +44,7 @@ struct Growth {
 struct State {
   int init_count = 0;
   std::unique_ptr<ScenarioSource> source;
+  std::unique_ptr<LiveCache> live;
   uint64_t generation = 0;
   std::map<std::pair<uint32_t, int32_t>, std::unique_ptr<nvmlDevice_st>> handles;
   std::set<const nvmlDevice_st*> known;
@@ -174,7 +175,7 @@ std::optional<SimMemory> MemoryNow(const Call& c, const Target& t) {
   const auto& base = t.mig ? t.mig->memory : t.gpu->memory;
   if (!base) return std::nullopt;
   SimMemory m = *base;
-  for (const auto& p : ListLive(c.st.source->live_dir())) {
+  for (const auto& p : c.st.live->List()) {
     if (HoldsMemoryOn(p, t)) m.used_bytes += p.used_memory_bytes;
   }
   m.used_bytes = std::min(m.used_bytes, m.total_bytes - std::min(m.total_bytes, m.reserved_bytes));
@@ -223,7 +224,7 @@ void AddLive(const std::vector<LiveProcess>& live, const std::string& uuid, Proc
 std::vector<Entry> ProcessesNow(const Call& c, const Target& t, ProcessKind kind, bool grown) {
   std::vector<Entry> out;
   if (kind == ProcessKind::kMps) return out;
-  auto live = ListLive(c.st.source->live_dir());
+  const auto& live = c.st.live->List();
   if (t.mig) {
     AddStatic(t.mig->processes, kind, t.mig, out);
     AddLive(live, t.mig->uuid, kind, t.mig, out);
@@ -310,6 +311,7 @@ nvmlReturn_t InitLocked(const char* name) {
       return NVML_ERROR_UNKNOWN;
     }
     st.source = std::make_unique<ScenarioSource>(*path);
+    st.live = std::make_unique<LiveCache>(st.source->live_dir());
   }
   auto scenario = st.source->Current();
   if (!scenario) return NVML_ERROR_UNKNOWN;
