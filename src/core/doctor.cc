@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <set>
 #include <string_view>
 
@@ -225,10 +226,25 @@ Finding CheckSlurm(const DoctorFacts& facts) {
   for (size_t i = 0; i < global_ids.size(); ++i) {
     local_already = local_already && global_ids[i] == std::to_string(i);
   }
-  if (!copied || local_already) {
+  std::string evidence = fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\", {}=\"{}\"", job,
+                                     *env.cuda_visible_devices, variable, *job_gpus);
+  if (!copied || local_already) return {"slurm", Verdict::kOk, evidence, ""};
+  // Without a device cgroup (ConstrainDevices=no) the job sees every GPU of
+  // the node, and Slurm itself sets the global ids, which are then the right
+  // ones: a copy is wrong only where the cgroup hides the other GPUs.
+  size_t seen = facts.inventory.gpus.size();
+  bool whole_node_seen =
+      seen > global_ids.size() &&
+      std::all_of(global_ids.begin(), global_ids.end(), [&](const std::string& id) {
+        unsigned index = 0;
+        auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), index);
+        return error == std::errc() && end == id.data() + id.size() && index < seen;
+      });
+  if (whole_node_seen) {
     return {"slurm", Verdict::kOk,
-            fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\", {}=\"{}\"", job,
-                        *env.cuda_visible_devices, variable, *job_gpus),
+            fmt::format("{}; global ids are right here: all {} GPUs of the node are visible (no "
+                        "device cgroup)",
+                        evidence, seen),
             ""};
   }
   return {"slurm", Verdict::kWarn,

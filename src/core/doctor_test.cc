@@ -243,6 +243,23 @@ TEST(DoctorSlurmTest, OkWhenSlurmSetLocalIdsOrGlobalIdsAreLocal) {
   ExpectOk(Only(facts, "slurm"));
 }
 
+TEST(DoctorSlurmTest, OkWhenGlobalIdsAreRightBecauseNoCgroupHidesTheNode) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus = {MakeGpu(0, "NVIDIA L40S"), MakeGpu(1, "NVIDIA L40S"),
+                          MakeGpu(2, "NVIDIA L40S"), MakeGpu(3, "NVIDIA L40S")};
+  facts.slurm_job_id = "4711";
+  facts.env.slurm_step_gpus = "2,3";
+  facts.env.cuda_visible_devices = "2,3";
+  Finding f = Only(facts, "slurm");
+  ExpectOk(f);
+  EXPECT_THAT(f.evidence, HasSubstr("all 4 GPUs of the node are visible"));
+
+  facts.env.slurm_step_gpus = facts.env.cuda_visible_devices = "2,4";  // GPU 4 is not here
+  EXPECT_EQ(Only(facts, "slurm").verdict, Verdict::kWarn);
+  facts.env.slurm_step_gpus = facts.env.cuda_visible_devices = "2,x";
+  EXPECT_EQ(Only(facts, "slurm").verdict, Verdict::kWarn);
+}
+
 TEST(DoctorSlurmTest, StepGpusWinOverJobGpus) {
   DoctorFacts facts = HealthyFacts();
   facts.env.slurm_job_gpus = "2,3";
