@@ -109,7 +109,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   std::optional<Clock::time_point> deadline;
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
-  std::optional<std::string> ticket_id;
+  std::optional<QueueTicket> ticket;  // our place in the queue, once we wait
   QueueDisplay display(world);
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
@@ -143,38 +143,35 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     bool unwatchable = false;
     bool reserved = false;
 
+    auto join_queue = [&](LeaseTransaction& txn) -> Status {
+      if (ticket) return Ok{};
+      Result<QueueTicket> taken = txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms));
+      if (!taken.ok()) return taken.error();
+      ticket = *taken;
+      return Ok{};
+    };
     auto read_and_decide = [&](LeaseTransaction& txn) -> Status {
-      std::vector<QueueTicket> queue = txn.LiveTickets(facts.process_start_time);
+      Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts.process_start_time);
+      if (!place.ok()) return place.error();
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
-      if (!ticket_id && !queue.empty()) {
-        if (!request.wait) {
+      if (place->just_ahead) {
+        if (!ticket && !request.wait) {
           refusal = MakeError(
               ExitCode::kNoGpu,
               fmt::format("{} job{} already waiting for GPUs (first: {}, {}); use --wait to queue "
                           "behind them",
-                          queue.size(), queue.size() == 1 ? " is" : "s are", queue.front().user,
-                          queue.front().request));
+                          place->ahead, place->ahead == 1 ? " is" : "s are", place->head->user,
+                          place->head->request));
           return Ok{};
         }
-        Result<QueueTicket> taken = txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms));
-        if (!taken.ok()) return taken.error();
-        ticket_id = taken->id;
-        queue.push_back(*taken);
-      }
-      if (ticket_id) {
-        std::optional<size_t> position = QueuePosition(queue, *ticket_id);
-        if (!position)
-          return MakeError(ExitCode::kError,
-                           "our place in the wait queue vanished; run the command again");
-        if (*position > 0) {
-          ahead = queue[*position - 1];
-          watched.push_back(ahead->holder);
-          waiting_text =
-              fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(*position + 1),
-                          *position, queue.front().user, queue.front().request);
-          return Ok{};
-        }
+        if (Status joined = join_queue(txn); !joined.ok()) return joined;
+        ahead = place->just_ahead;
+        watched.push_back(ahead->holder);
+        waiting_text =
+            fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1),
+                        place->ahead, place->head->user, place->head->request);
+        return Ok{};
       }
       if (!inventory) return Ok{};  // free to choose, without a snapshot: take one first
       std::vector<Lease> live = txn.LiveLeases(facts);
@@ -204,14 +201,10 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         if (verdicts) *verdicts = failed_verdicts;
         if (selection.error().code != ExitCode::kNoGpu || !request.wait) {
           refusal = selection.error();
-          if (ticket_id) (void)txn.RemoveTicket(*ticket_id);
+          if (ticket) (void)txn.RemoveTicket(*ticket);
           return Ok{};
         }
-        if (!ticket_id) {
-          Result<QueueTicket> taken = txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms));
-          if (!taken.ok()) return taken.error();
-          ticket_id = taken->id;
-        }
+        if (Status joined = join_queue(txn); !joined.ok()) return joined;
         waiting_text = "waiting: next in queue; " + Blockers(selection.error().message);
         return Ok{};
       }
@@ -235,7 +228,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       }
       Status added = txn.AddLease(lease);
       if (!added.ok()) return added.error();
-      if (ticket_id) (void)txn.RemoveTicket(*ticket_id);
+      if (ticket) (void)txn.RemoveTicket(*ticket);
       if (verdicts) *verdicts = selection->verdicts;
       acquired = Acquired{lease, std::move(*inventory), std::move(*selection)};
       return Ok{};
@@ -258,7 +251,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
 
     display.Show(waiting_text);
     if (ahead) {
-      std::string name = ahead->id + ".json";
+      std::string name = TicketFileName(*ahead);
       if (ahead_watch) {
         ahead_watch->WatchFile((*store)->queue_dir(), name);
       } else {
@@ -270,7 +263,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
     if (waiting_on.Wait(deadline, poll, unwatchable || reserved) == WakeReason::kDeadline) {
-      (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket_id); });
+      (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket); });
       return MakeError(ExitCode::kNoGpu,
                        fmt::format("no GPU became available within the --wait time; {}",
                                    waiting_text.substr(waiting_text.find(';') + 1)));

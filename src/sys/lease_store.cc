@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <tuple>
 
 #include "core/json_fields.h"
 #include "core/lease_json.h"
@@ -25,56 +27,100 @@ std::string Printable(std::string_view name) {
   return result;
 }
 
-// Reads every record file of one directory. A file is trusted only as far
-// as its owner: its claimed uid must be the uid that owns the file, so no
-// user can create a lease or ticket in another's name. Root is held to the
-// same rule (a root process records uid 0), which keeps the rule simple and
-// the owner column honest.
+// Reads one record file. A file is trusted only as far as its owner: its
+// claimed uid must be the uid that owns the file, so no user can create a
+// lease or ticket in another's name. Root is held to the same rule (a root
+// process records uid 0), which keeps the rule simple and the owner column
+// honest. A file must also be named for the record it holds, or it could
+// shadow another.
 template <class Record>
-std::vector<Record> ReadRecords(const StateDir& dir, Result<Record> (*parse)(std::string_view),
-                                const DiagnosticSink& diagnostics) {
-  std::vector<Record> records;
-  auto skip = [&](const std::string& name, const std::string& why) {
+std::optional<Record> ReadRecord(const StateDir& dir, const std::string& name,
+                                 Result<Record> (*parse)(std::string_view),
+                                 std::string (*file_name)(const Record&),
+                                 const DiagnosticSink& diagnostics) {
+  auto skip = [&](const std::string& why) -> std::optional<Record> {
     if (diagnostics)
       diagnostics(fmt::format("skipped {}/{}: {}", dir.path(), Printable(name), why));
+    return std::nullopt;
   };
+  Result<FileRead> file = dir.ReadFile(name, kMaxRecordBytes);
+  if (!file) return skip(file.error().message);
+  Result<Record> record = parse(file->text);
+  if (!record) return skip(record.error().message);
+  if (record->uid != file->owner_uid) {
+    return skip(
+        fmt::format("claims uid {} but is owned by uid {} (forged)", record->uid, file->owner_uid));
+  }
+  if (file_name(*record) != name)
+    return skip(fmt::format("holds record '{}', not the one its name says", record->id));
+  return std::move(*record);
+}
+
+// The names in a record directory, those that cannot be records skipped
+// with a diagnostic.
+std::vector<std::string> RecordNames(const StateDir& dir, const DiagnosticSink& diagnostics) {
+  std::vector<std::string> records;
   Result<std::vector<std::string>> names = dir.List();
   if (!names) {
-    skip(".", names.error().message);
+    if (diagnostics) diagnostics(fmt::format("skipped {}: {}", dir.path(), names.error().message));
     return records;
   }
-  for (const std::string& name : *names) {
-    if (!name.ends_with(kSuffix)) {
-      skip(name, "not a record file name");
-      continue;
+  for (std::string& name : *names) {
+    if (name.ends_with(kSuffix)) {
+      records.push_back(std::move(name));
+    } else if (diagnostics) {
+      diagnostics(
+          fmt::format("skipped {}/{}: not a record file name", dir.path(), Printable(name)));
     }
-    Result<FileRead> file = dir.ReadFile(name, kMaxRecordBytes);
-    if (!file) {
-      skip(name, file.error().message);
-      continue;
-    }
-    Result<Record> record = parse(file->text);
-    if (!record) {
-      skip(name, record.error().message);
-      continue;
-    }
-    if (record->uid != file->owner_uid) {
-      skip(name, fmt::format("claims uid {} but is owned by uid {} (forged)", record->uid,
-                             file->owner_uid));
-      continue;
-    }
-    if (FileName(record->id) != name) {
-      skip(name, fmt::format("holds record '{}', not the one its name says", record->id));
-      continue;
-    }
-    records.push_back(std::move(*record));
   }
   return records;
 }
 
+std::string LeaseFileName(const Lease& lease) { return FileName(lease.id); }
+
+// A ticket's place is in its file name ("<seq>-<id>.json"), so the queue's
+// order is known from one directory listing and a waiter reads only the
+// tickets it must (PlaceInQueue), not all of them at every turn.
+struct TicketFile {
+  uint64_t seq = 0;
+  std::string id;
+  std::string name;
+};
+
+std::optional<TicketFile> ParseTicketFileName(const std::string& name) {
+  size_t dash = name.find('-');
+  if (!name.ends_with(kSuffix) || dash == 0 || dash == std::string::npos || dash > 16)
+    return std::nullopt;
+  TicketFile file;
+  auto [end, error] = std::from_chars(name.data(), name.data() + dash, file.seq);
+  if (error != std::errc() || end != name.data() + dash || file.seq > kMaxTicketSeq)
+    return std::nullopt;
+  file.id = name.substr(dash + 1, name.size() - dash - 1 - kSuffix.size());
+  if (!IsValidRecordId(file.id)) return std::nullopt;
+  file.name = name;
+  return file;
+}
+
+// The queue in order, from the names alone.
+std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
+  std::vector<TicketFile> files;
+  for (const std::string& name : RecordNames(queue, diagnostics)) {
+    if (std::optional<TicketFile> file = ParseTicketFileName(name)) {
+      files.push_back(std::move(*file));
+    } else if (diagnostics) {
+      diagnostics(
+          fmt::format("skipped {}/{}: not a ticket file name", queue.path(), Printable(name)));
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const TicketFile& a, const TicketFile& b) {
+    return std::tie(a.seq, a.id) < std::tie(b.seq, b.id);
+  });
+  return files;
+}
+
 // Dead records of other users usually cannot be removed (sticky directory);
 // readers ignore them, so failing here is fine.
-void RemoveIfAllowed(const StateDir& dir, const std::string& id) { (void)dir.Remove(FileName(id)); }
+void RemoveIfAllowed(const StateDir& dir, const std::string& name) { (void)dir.Remove(name); }
 
 }  // namespace
 
@@ -82,11 +128,8 @@ std::string NewRecordId(const ProcessIdentity& holder) {
   return fmt::format("{}-{}-{}", holder.pid, holder.start_time_ticks, RandomHex(4));
 }
 
-std::optional<size_t> QueuePosition(const std::vector<QueueTicket>& queue, const std::string& id) {
-  auto it = std::find_if(queue.begin(), queue.end(),
-                         [&](const QueueTicket& ticket) { return ticket.id == id; });
-  if (it == queue.end()) return std::nullopt;
-  return static_cast<size_t>(it - queue.begin());
+std::string TicketFileName(const QueueTicket& ticket) {
+  return fmt::format("{}-{}{}", ticket.seq, ticket.id, kSuffix);
 }
 
 Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
@@ -121,7 +164,14 @@ Status LeaseStore::Transact(const std::function<Status(LeaseTransaction&)>& body
 }
 
 std::vector<Lease> LeaseTransaction::ReadLeases() {
-  return ReadRecords<Lease>(leases_, &LeaseFromJson, diagnostics_);
+  std::vector<Lease> leases;
+  for (const std::string& name : RecordNames(leases_, diagnostics_)) {
+    if (std::optional<Lease> lease =
+            ReadRecord<Lease>(leases_, name, &LeaseFromJson, &LeaseFileName, diagnostics_)) {
+      leases.push_back(std::move(*lease));
+    }
+  }
+  return leases;
 }
 
 std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
@@ -141,7 +191,7 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
       }
       live.push_back(std::move(lease));
     } else {
-      RemoveIfAllowed(leases_, lease.id);
+      RemoveIfAllowed(leases_, FileName(lease.id));
     }
   }
   return live;
@@ -179,24 +229,65 @@ Status LeaseTransaction::RemoveLease(const std::string& id) {
 }
 
 std::vector<QueueTicket> LeaseTransaction::ReadTickets() {
-  std::vector<QueueTicket> tickets =
-      ReadRecords<QueueTicket>(queue_, &TicketFromJson, diagnostics_);
-  std::sort(tickets.begin(), tickets.end(), [](const QueueTicket& a, const QueueTicket& b) {
-    return std::tie(a.seq, a.id) < std::tie(b.seq, b.id);
-  });
+  std::vector<QueueTicket> tickets;
+  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
+    if (std::optional<QueueTicket> ticket = ReadTicket(file.name)) {
+      tickets.push_back(std::move(*ticket));
+    }
+  }
   return tickets;
+}
+
+std::optional<QueueTicket> LeaseTransaction::ReadTicket(const std::string& name) {
+  return ReadRecord<QueueTicket>(queue_, name, &TicketFromJson, &TicketFileName, diagnostics_);
+}
+
+std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& name,
+                                                            const StartTimeOf& start_time) {
+  std::optional<QueueTicket> ticket = ReadTicket(name);
+  if (!ticket) return std::nullopt;
+  if (start_time(ticket->holder.pid) == ticket->holder.start_time_ticks) return ticket;
+  RemoveIfAllowed(queue_, name);
+  return std::nullopt;
 }
 
 std::vector<QueueTicket> LeaseTransaction::LiveTickets(const StartTimeOf& start_time) {
   std::vector<QueueTicket> live;
-  for (QueueTicket& ticket : ReadTickets()) {
-    if (start_time(ticket.holder.pid) == ticket.holder.start_time_ticks) {
-      live.push_back(std::move(ticket));
-    } else {
-      RemoveIfAllowed(queue_, ticket.id);
+  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
+    if (std::optional<QueueTicket> ticket = ReadLiveTicket(file.name, start_time)) {
+      live.push_back(std::move(*ticket));
     }
   }
   return live;
+}
+
+Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicket>& mine,
+                                                  const StartTimeOf& start_time) {
+  std::vector<TicketFile> files = TicketFiles(queue_, diagnostics_);
+  size_t ahead = files.size();
+  if (mine) {
+    auto it = std::find_if(files.begin(), files.end(),
+                           [&](const TicketFile& file) { return file.id == mine->id; });
+    if (it == files.end() || it->seq != mine->seq) {
+      return MakeError(ExitCode::kError,
+                       "our place in the wait queue vanished; run the command again");
+    }
+    ahead = static_cast<size_t>(it - files.begin());
+  }
+  QueuePlace place;
+  place.ahead = ahead;
+  size_t just_ahead = ahead;
+  while (just_ahead > 0 && !place.just_ahead) {
+    --just_ahead;
+    place.just_ahead = ReadLiveTicket(files[just_ahead].name, start_time);
+    if (!place.just_ahead) --place.ahead;
+  }
+  for (size_t i = 0; i < just_ahead && !place.head; ++i) {
+    place.head = ReadLiveTicket(files[i].name, start_time);
+    if (!place.head) --place.ahead;
+  }
+  if (!place.head) place.head = place.just_ahead;
+  return place;
 }
 
 // The sequence continues from the tickets present rather than from a counter
@@ -208,8 +299,8 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
   if (!IsValidRecordId(ticket.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
-  uint64_t last = 0;
-  for (const QueueTicket& other : ReadTickets()) last = std::max(last, other.seq);
+  std::vector<TicketFile> files = TicketFiles(queue_, diagnostics_);
+  uint64_t last = files.empty() ? 0 : files.back().seq;
   if (last >= kMaxTicketSeq) {
     return MakeError(ExitCode::kError,
                      fmt::format("the wait queue in {} holds a ticket numbered {}; remove the "
@@ -217,15 +308,15 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
                                  queue_.path(), last));
   }
   ticket.seq = last + 1;
-  Status written = queue_.WriteFileAtomic(FileName(ticket.id), TicketToJson(ticket));
+  Status written = queue_.WriteFileAtomic(TicketFileName(ticket), TicketToJson(ticket));
   if (!written) return written.error();
   return ticket;
 }
 
-Status LeaseTransaction::RemoveTicket(const std::string& id) {
-  if (!IsValidRecordId(id))
-    return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", id));
-  return queue_.Remove(FileName(id));
+Status LeaseTransaction::RemoveTicket(const QueueTicket& ticket) {
+  if (!IsValidRecordId(ticket.id))
+    return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
+  return queue_.Remove(TicketFileName(ticket));
 }
 
 }  // namespace gpupin

@@ -36,9 +36,18 @@ using StartTimeOf = std::function<std::optional<uint64_t>(int pid)>;
 // repeated calls by one process.
 std::string NewRecordId(const ProcessIdentity& holder);
 
-// The position of ticket `id` in a queue as LiveTickets returns it (0: the
-// head, the only one allowed to choose GPUs), or nullopt when absent.
-std::optional<size_t> QueuePosition(const std::vector<QueueTicket>& queue, const std::string& id);
+// A ticket's file name in queue/: "<seq>-<id>.json" (doc/state-dir.md).
+std::string TicketFileName(const QueueTicket& ticket);
+
+// Where a waiter stands in the queue, as LeaseTransaction::PlaceInQueue
+// finds it.
+struct QueuePlace {
+  // Tickets ahead. Those between the head and just_ahead are counted by
+  // name, unread: a dead one among them counts until someone reads it.
+  size_t ahead = 0;
+  std::optional<QueueTicket> just_ahead;  // nullopt: nobody is ahead
+  std::optional<QueueTicket> head;        // the first ticket, when someone is ahead
+};
 
 class LeaseTransaction;
 
@@ -100,13 +109,21 @@ class LeaseTransaction {
   // The tickets whose holders live, earliest first; dead ones are removed
   // where allowed, as for leases.
   std::vector<QueueTicket> LiveTickets(const StartTimeOf& start_time);
+  // Where the ticket `mine` stands (nullopt: a newcomer, behind everyone),
+  // reading only the live ticket just ahead of it and the head: a waiter's
+  // turn costs the same with 5 or 500 waiters. Dead tickets met on the way
+  // are removed where allowed. Fails when `mine` is no longer in the queue.
+  Result<QueuePlace> PlaceInQueue(const std::optional<QueueTicket>& mine,
+                                  const StartTimeOf& start_time);
   // Joins the end of the queue: assigns `ticket.seq` (after every ticket
   // present) and, when empty, `ticket.id`; returns the ticket as recorded.
   Result<QueueTicket> TakeTicket(QueueTicket ticket);
-  Status RemoveTicket(const std::string& id);
+  Status RemoveTicket(const QueueTicket& ticket);
 
  private:
   friend class LeaseStore;
+  std::optional<QueueTicket> ReadTicket(const std::string& name);
+  std::optional<QueueTicket> ReadLiveTicket(const std::string& name, const StartTimeOf& start_time);
   LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink)
       : leases_(leases), queue_(queue), diagnostics_(sink) {}
 

@@ -247,18 +247,64 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
     ASSERT_TRUE(first.ok() && dead.ok() && third.ok());
     EXPECT_LT(first->seq, dead->seq);
     EXPECT_LT(dead->seq, third->seq);
+    EXPECT_EQ(TicketFileName(*third), fmt::format("{}-{}.json", third->seq, third->id));
     std::vector<QueueTicket> all = t.ReadTickets();
     ASSERT_EQ(all.size(), 3u);
-    EXPECT_EQ(QueuePosition(all, third->id), 2u);
-    std::vector<QueueTicket> live = t.LiveTickets(&StartTime);
-    ASSERT_EQ(live.size(), 2u);
-    EXPECT_EQ(QueuePosition(live, first->id), 0u);
-    EXPECT_EQ(QueuePosition(live, third->id), 1u);
-    EXPECT_FALSE(QueuePosition(live, dead->id).has_value());
+    EXPECT_EQ(all[2], *third);
+
+    Result<QueuePlace> place = t.PlaceInQueue(*third, &StartTime);
+    ASSERT_TRUE(place.ok()) << place.error().message;
+    EXPECT_EQ(place->ahead, 1u) << "the dead ticket just ahead is read, removed, not counted";
+    EXPECT_EQ(place->just_ahead, *first);
+    EXPECT_EQ(place->head, *first);
     EXPECT_EQ(t.ReadTickets().size(), 2u) << "the dead ticket file is removed";
-    ASSERT_TRUE(t.RemoveTicket(first->id).ok());
-    EXPECT_EQ(QueuePosition(t.LiveTickets(&StartTime), third->id), 0u);
+    place = t.PlaceInQueue(*first, &StartTime);
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->ahead, 0u);
+    EXPECT_FALSE(place->just_ahead.has_value());
+    EXPECT_FALSE(t.PlaceInQueue(*dead, &StartTime).ok()) << "a removed ticket has no place";
+
+    place = t.PlaceInQueue(std::nullopt, &StartTime);  // a newcomer
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->ahead, 2u);
+    EXPECT_EQ(place->just_ahead, *third);
+    EXPECT_EQ(place->head, *first);
+
+    ASSERT_TRUE(t.RemoveTicket(*first).ok());
+    place = t.PlaceInQueue(*third, &StartTime);
+    ASSERT_TRUE(place.ok());
+    EXPECT_FALSE(place->just_ahead.has_value()) << "third is the head now";
+    EXPECT_EQ(t.LiveTickets(&StartTime), std::vector<QueueTicket>{*third});
   });
+}
+
+TEST(LeaseStore, ATicketMustSitUnderTheNameOfItsPlace) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok());
+  QueueTicket real;
+  f.Transact([&](LeaseTransaction& t) {
+    Result<QueueTicket> taken =
+        t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+    ASSERT_TRUE(taken.ok());
+    real = *taken;
+  });
+  // A copy of a valid ticket under a better place in the queue, and files
+  // whose names cannot be tickets: none of them is a ticket.
+  std::string text = TicketToJson(real);
+  ASSERT_TRUE(store->queue_dir().WriteFileAtomic(fmt::format("0-{}.json", real.id), text).ok());
+  ASSERT_TRUE(store->queue_dir().WriteFileAtomic("x-abc.json", text).ok());
+  ASSERT_TRUE(store->queue_dir().WriteFileAtomic("99999999999999999999-abc.json", text).ok());
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{real});
+    Result<QueuePlace> place = t.PlaceInQueue(std::nullopt, &StartTime);
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->just_ahead, real);
+    EXPECT_EQ(place->head, real);
+  });
+  EXPECT_TRUE(f.Diagnosed(fmt::format("0-{}.json", real.id), "not the one its name says"));
+  EXPECT_TRUE(f.Diagnosed("x-abc.json", "not a ticket file name"));
+  EXPECT_TRUE(f.Diagnosed("99999999999999999999-abc.json", "not a ticket file name"));
 }
 
 TEST(LeaseStore, QueueMayHaveTicketsSeesAnyEntryWithoutTheLock) {
@@ -266,15 +312,15 @@ TEST(LeaseStore, QueueMayHaveTicketsSeesAnyEntryWithoutTheLock) {
   Result<LeaseStore> store = f.Open();
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_FALSE(store->QueueMayHaveTickets());
-  std::string id;
+  QueueTicket ticket;
   f.Transact([&](LeaseTransaction& t) {
     Result<QueueTicket> taken =
         t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
     ASSERT_TRUE(taken.ok());
-    id = taken->id;
+    ticket = *taken;
   });
   EXPECT_TRUE(store->QueueMayHaveTickets());
-  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.RemoveTicket(id).ok()); });
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.RemoveTicket(ticket).ok()); });
   EXPECT_FALSE(store->QueueMayHaveTickets());
 }
 
@@ -436,12 +482,12 @@ int Waiter(int index, int report_fd, const std::string& state) {
   Result<LeaseStore> store = LeaseStore::Open(std::move(*root));
   if (!store) return 31;
   ChangeWatch watch = ChangeWatch::ForDirectories({&store->leases_dir(), &store->queue_dir()});
-  std::string ticket_id;
+  QueueTicket mine;
   Status status = store->Transact([&](LeaseTransaction& t) -> Status {
     Result<QueueTicket> ticket =
         t.TakeTicket({"", 0, Self(), geteuid(), "tester", "waiter", "1 GPU", 0});
     if (!ticket) return ticket.error();
-    ticket_id = ticket->id;
+    mine = *ticket;
     return Ok{};
   });
   if (!status) return 32;
@@ -451,16 +497,17 @@ int Waiter(int index, int report_fd, const std::string& state) {
   while (lease_id.empty()) {
     std::vector<ProcessIdentity> watched;
     status = store->Transact([&](LeaseTransaction& t) -> Status {
-      std::vector<QueueTicket> queue = t.LiveTickets(&StartTime);
+      Result<QueuePlace> place = t.PlaceInQueue(mine, &StartTime);
+      if (!place) return place.error();
       std::vector<Lease> leases = t.LiveLeases(RealFacts());
-      for (const QueueTicket& ticket : queue) watched.push_back(ticket.holder);
+      if (place->just_ahead) watched.push_back(place->just_ahead->holder);
       for (const Lease& lease : leases) watched.push_back(lease.holder);
-      if (QueuePosition(queue, ticket_id) != 0u || !leases.empty()) return Ok{};
+      if (place->just_ahead || !leases.empty()) return Ok{};
       Lease lease = LeaseOn("GPU-only");
       if (Status added = t.AddLease(lease); !added) return added;
       lease_id = lease.id;
       Report(report_fd, fmt::format("G {}\n", index));
-      return t.RemoveTicket(ticket_id);
+      return t.RemoveTicket(mine);
     });
     if (!status) return 33;
     if (!lease_id.empty()) break;
