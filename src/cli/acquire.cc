@@ -193,6 +193,8 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       input.process_owners = processes->owners;
       input.caller = {uid, UserName(uid)};
       input.allowed_gpu_indices = AllowedGpuIndices(*inventory);
+      if (std::optional<std::string> visible = VisibilityEnvFromProcess().cuda_visible_devices)
+        input.allowed_by = "CUDA_VISIBLE_DEVICES=" + *visible;
       input.request = request.request;
       input.format_clock = FormatLocalHourMinute;
       std::vector<CardVerdict> failed_verdicts;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/slurm_gres.h"
+#include "sys/sysfs_cpu.h"
 
 namespace gpupin {
 
@@ -13,8 +14,11 @@ CommandSpec SlurmCommand() {
   return {"slurm", "help move to Slurm: `gpupin slurm gres` prints gres.conf lines for this node",
           [](CLI::App& app) {
             app.require_subcommand(1);
-            CLI::App* gres =
-                app.add_subcommand("gres", "gres.conf lines for this node's GPUs, from NVML");
+            CLI::App* gres = app.add_subcommand(
+                "gres",
+                "gres.conf lines for this node's GPUs, from NVML, in PCI bus order (Slurm numbers "
+                "GPUs by line); Cores= in Slurm's core numbers, from the CPU topology in /sys "
+                "(GPUPIN_SYSFS_ROOT: another sysfs tree, e.g. the simulated server's)");
             gres->fallthrough();
             return [](World& world) -> Result<int> {
               Result<GpuSource*> gpus = world.Gpus();
@@ -23,7 +27,8 @@ CommandSpec SlurmCommand() {
               if (!inventory.ok()) return inventory.error();
               char hostname[HOST_NAME_MAX + 1] = {};
               gethostname(hostname, sizeof hostname - 1);
-              std::fputs(RenderGresConf(*inventory, hostname).c_str(), stdout);
+              Result<CpuTopology> topology = ReadCpuTopology(SysfsRoot());
+              std::fputs(RenderGresConf(*inventory, hostname, topology).c_str(), stdout);
               return 0;
             };
           }};

@@ -31,5 +31,26 @@ TEST(CpuListTest, LastCpuOfTheMask) {
   EXPECT_EQ(FormatCpuList(all), "0-127");
 }
 
+TEST(CpuListTest, FormatsASetOfIds) {
+  EXPECT_EQ(FormatCpuIds({}), "");
+  EXPECT_EQ(FormatCpuIds({0, 1, 2, 3, 8, 64, 65}), "0-3,8,64-65");
+}
+
+TEST(CpuListTest, ParsesTheKernelsListFormat) {
+  using Ids = std::vector<uint32_t>;
+  EXPECT_EQ(ParseCpuList(""), Ids{});
+  EXPECT_EQ(ParseCpuList("7"), Ids{7});
+  EXPECT_EQ(ParseCpuList("0-3,8"), (Ids{0, 1, 2, 3, 8}));
+  EXPECT_EQ(ParseCpuList("8,0-1,1"), (Ids{0, 1, 8}));  // sorted, once each
+  EXPECT_EQ(FormatCpuIds({0, 1, 2, 3, 8}), "0-3,8");
+}
+
+TEST(CpuListTest, RejectsMalformedLists) {
+  for (const char* bad : {",", "0,", ",0", "a", "1-", "-1", "3-1", "0-1-2", "1 ", " 1", "0x1",
+                          "65536", "0-4294967295", "99999999999999999999"}) {
+    EXPECT_EQ(ParseCpuList(bad), std::nullopt) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace gpupin

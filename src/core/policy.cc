@@ -660,9 +660,10 @@ const char* PreferenceReason(Preference prefer) {
   return "ranked by index";
 }
 
-Error NoGpuError(const std::vector<Gpu>& gpus, const std::vector<Excluded>& exclusions,
-                 const std::vector<Assessment>& assessments, const Request& request,
-                 size_t eligible) {
+Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusions,
+                 const std::vector<Assessment>& assessments, size_t eligible) {
+  const std::vector<Gpu>& gpus = input.gpus;
+  const Request& request = input.request;
   std::vector<std::string> blocked;
   bool over_limit = false, over_memory = false, mine_would_free = false;
   for (size_t position = 0; position < gpus.size(); ++position) {
@@ -677,6 +678,10 @@ Error NoGpuError(const std::vector<Gpu>& gpus, const std::vector<Excluded>& excl
   std::string head = eligible == 0
                          ? "no GPU available"
                          : fmt::format("{} GPUs asked, only {} available", request.count, eligible);
+  // Free cards outside the caller's allocation are not in the reasons: say
+  // the search was limited, or "no GPU available" reads as "all are taken".
+  if (std::find(exclusions.begin(), exclusions.end(), Excluded::kNotAllowed) != exclusions.end())
+    head += " within " + input.allowed_by;
   std::string hint = "use --wait to queue";
   if (over_limit) hint += ", or relax --max-used/--max-util";
   if (over_memory) hint += ", or ask for less --mem";
@@ -725,7 +730,7 @@ Result<Selection> ChooseGpus(const PolicyInput& input,
   size_t count = static_cast<size_t>(request.count);
   if (ranked.size() < count) {
     if (verdicts_on_failure) *verdicts_on_failure = verdicts;
-    return NoGpuError(input.gpus, exclusions, assessments, request, ranked.size());
+    return NoGpuError(input, exclusions, assessments, ranked.size());
   }
 
   std::sort(ranked.begin(), ranked.end(), [&](const Candidate& a, const Candidate& b) {

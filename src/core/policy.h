@@ -61,6 +61,9 @@ struct PolicyInput {
   // NVML indices the caller may use (its CUDA_VISIBLE_DEVICES or Slurm
   // allocation); nullopt: all.
   std::optional<std::vector<uint32_t>> allowed_gpu_indices;
+  // Where allowed_gpu_indices comes from, as the no-GPU error names it:
+  // "CUDA_VISIBLE_DEVICES=2,3".
+  std::string allowed_by = "CUDA_VISIBLE_DEVICES";
   Request request;
   // How "since 14:05" is written in reasons; empty: local time
   // (FormatLocalHourMinute). Tests pass FormatUtcHourMinute.

@@ -693,6 +693,41 @@ TEST(PolicyFailureTest, OneLineNamesWhatBlockedEachCard) {
   EXPECT_EQ(verdicts[3].reason, "excluded by --exclude");
 }
 
+// Inside a Slurm allocation, free cards outside it are not in the reasons,
+// so the line says the search was limited to the allocation.
+TEST(PolicyFailureTest, SaysTheSearchWasLimitedToCudaVisibleDevices) {
+  PolicyInput input = IdleBox(4);
+  input.allowed_gpu_indices = std::vector<uint32_t>{2, 3};
+  input.allowed_by = "CUDA_VISIBLE_DEVICES=2,3";
+  input.live_leases.push_back(MakeLease("a", {2}, 4121, "alice"));
+  input.gpus[3] = MakeGpu(3, 4 * kGiB);
+  std::vector<CardVerdict> verdicts;
+  auto selection = ChooseGpus(input, &verdicts);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
+  EXPECT_EQ(selection.error().message,
+            "no GPU available within CUDA_VISIBLE_DEVICES=2,3: GPU 2 leased by alice (pid 4121, "
+            "python train.py) since 14:05; GPU 3 busy: 4G used > 1G (--max-used); use --wait to "
+            "queue, or relax --max-used/--max-util");
+  ASSERT_EQ(verdicts.size(), 4u);
+  EXPECT_EQ(verdicts[0].reason, "not in CUDA_VISIBLE_DEVICES");
+
+  input.request.count = 2;
+  input.live_leases.clear();
+  selection = ChooseGpus(input, &verdicts);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_THAT(selection.error().message,
+              ::testing::StartsWith("2 GPUs asked, only 1 available within "
+                                    "CUDA_VISIBLE_DEVICES=2,3: GPU 3 busy"));
+
+  // An allowed list that leaves no card out limits nothing worth saying.
+  input.allowed_gpu_indices = std::vector<uint32_t>{0, 1, 2, 3};
+  input.live_leases.push_back(MakeLease("a", {0, 1, 2}, 4121, "alice"));
+  selection = ChooseGpus(input, &verdicts);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_THAT(selection.error().message, ::testing::StartsWith("no GPU available: GPU 0 leased"));
+}
+
 TEST(PolicyFailureTest, FewerThanAskedSaysHowMany) {
   PolicyInput input = IdleBox(3);
   input.live_leases.push_back(MakeLease("a", {0, 1}, 4121, "alice"));

@@ -1,19 +1,30 @@
 #include "core/slurm_gres.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace gpupin {
 namespace {
 
-Gpu MakeGpu(uint32_t index, uint32_t minor, std::string name) {
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Gpu MakeGpu(uint32_t index, uint32_t minor, std::string name, std::string affinity = "0-15,32-47") {
   Gpu gpu;
   gpu.index = index;
   gpu.minor_number = minor;
   gpu.name = std::move(name);
   gpu.uuid = "GPU-" + std::to_string(index);
   gpu.pci_bus_id = "00000000:0" + std::to_string(index) + ":00.0";
-  gpu.cpu_affinity = "0-15";
+  gpu.cpu_affinity = std::move(affinity);
   return gpu;
+}
+
+// 2 sockets x 16 cores x 2 threads, core c's threads are c and c + 32.
+CpuTopology Hyperthreaded() {
+  CpuTopology topology;
+  for (uint32_t cpu = 0; cpu < 64; ++cpu) topology.push_back({cpu, (cpu % 32) / 16, cpu % 32});
+  return topology;
 }
 
 TEST(SlurmGresTest, TypeIsSlurmsAutoDetectSpelling) {
@@ -21,27 +32,98 @@ TEST(SlurmGresTest, TypeIsSlurmsAutoDetectSpelling) {
   EXPECT_EQ(SlurmGpuType("NVIDIA GeForce RTX 3090"), "nvidia_geforce_rtx_3090");
 }
 
-TEST(SlurmGresTest, LinesInDeviceFileOrderWithCoresAndCounts) {
+TEST(SlurmGresTest, LinesInPciOrderWithSlurmCoreIndicesAndCounts) {
   Inventory inventory;
-  inventory.gpus = {MakeGpu(0, 3, "NVIDIA L40S"), MakeGpu(1, 2, "NVIDIA L40S"),
-                    MakeGpu(2, 0, "NVIDIA A2")};
-  Gpu lost = MakeGpu(3, 1, "NVIDIA L40S");
-  lost.health_error = "GPU is lost";
-  inventory.gpus.push_back(lost);
-  std::string conf = RenderGresConf(inventory, "node7");
-  EXPECT_NE(conf.find("#   NodeName=node7 Gres=gpu:nvidia_a2:1,gpu:nvidia_l40s:2\n"),
-            std::string::npos)
-      << conf;
-  size_t a2 = conf.find("Name=gpu Type=nvidia_a2 File=/dev/nvidia0 Cores=0-15  # NVML index 2");
-  size_t minor2 = conf.find("File=/dev/nvidia2 Cores=0-15  # NVML index 1");
-  size_t minor3 = conf.find("File=/dev/nvidia3 Cores=0-15  # NVML index 0");
-  ASSERT_NE(a2, std::string::npos) << conf;
-  ASSERT_NE(minor2, std::string::npos);
-  ASSERT_NE(minor3, std::string::npos);
-  EXPECT_LT(a2, minor2);
-  EXPECT_LT(minor2, minor3);
-  EXPECT_NE(conf.find("# GPU 3 (GPU-3) left out: GPU is lost"), std::string::npos);
-  EXPECT_EQ(conf.find("/dev/nvidia1"), std::string::npos);
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S"),
+                    MakeGpu(2, 2, "NVIDIA A2", "16-31,48-63")};
+  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  EXPECT_THAT(conf, HasSubstr("#   NodeName=node7 Gres=gpu:nvidia_a2:1,gpu:nvidia_l40s:2\n"));
+  EXPECT_THAT(conf, HasSubstr("Name=gpu Type=nvidia_l40s File=/dev/nvidia0 Cores=0-15  # NVML "
+                              "index 0, 00000000:00:00.0, GPU-0\n"
+                              "Name=gpu Type=nvidia_l40s File=/dev/nvidia1 Cores=0-15  # NVML "
+                              "index 1, 00000000:01:00.0, GPU-1\n"
+                              "Name=gpu Type=nvidia_a2 File=/dev/nvidia2 Cores=16-31  # NVML "
+                              "index 2, 00000000:02:00.0, GPU-2\n"));
+  EXPECT_THAT(conf, HasSubstr("# Keep the lines in this (PCI bus) order"));
+  EXPECT_THAT(conf, Not(HasSubstr("not in PCI bus order")));
+  EXPECT_THAT(conf, Not(HasSubstr("left out")));
+}
+
+// Slurm numbers GPUs by their line: in minor order, Slurm's GPU 0 would be
+// /dev/nvidia0 = NVML (and CUDA PCI_BUS_ID) GPU 2.
+TEST(SlurmGresTest, MinorsOutOfPciOrderKeepPciOrderAndSaySo) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 2, "NVIDIA L40S"), MakeGpu(1, 3, "NVIDIA L40S"),
+                    MakeGpu(2, 0, "NVIDIA L40S"), MakeGpu(3, 1, "NVIDIA L40S")};
+  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  size_t first = conf.find("File=/dev/nvidia2 Cores=0-15  # NVML index 0");
+  size_t second = conf.find("File=/dev/nvidia3 Cores=0-15  # NVML index 1");
+  size_t third = conf.find("File=/dev/nvidia0 Cores=0-15  # NVML index 2");
+  size_t fourth = conf.find("File=/dev/nvidia1 Cores=0-15  # NVML index 3");
+  ASSERT_NE(fourth, std::string::npos) << conf;
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+  EXPECT_LT(third, fourth);
+  EXPECT_THAT(conf, HasSubstr("# The /dev/nvidiaN numbers are not in PCI bus order here: do not "
+                              "sort the lines by File=.\n"));
+}
+
+TEST(SlurmGresTest, GpusLeftOutAreListedAndShiftSlurmsNumbers) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S"),
+                    MakeGpu(2, 2, "NVIDIA L40S")};
+  inventory.gpus[1].health_error = "GPU is lost";
+  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  EXPECT_THAT(conf, HasSubstr("# GPU 1 (GPU-1) left out: GPU is lost\n"));
+  EXPECT_THAT(conf, HasSubstr("Slurm's numbers for the GPUs after GPU 1 differ from NVML's"));
+  EXPECT_THAT(conf, Not(HasSubstr("/dev/nvidia1")));
+  EXPECT_THAT(conf, HasSubstr("#   NodeName=node7 Gres=gpu:nvidia_l40s:2\n"));
+
+  // The last GPU left out shifts nothing.
+  inventory.gpus[1].health_error.reset();
+  inventory.gpus[2].minor_number.reset();
+  conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  EXPECT_THAT(conf, HasSubstr("# GPU 2 (GPU-2) left out: NVML gives no minor number\n"));
+  EXPECT_THAT(conf, Not(HasSubstr("differ from NVML's")));
+}
+
+// Wrong core numbers would bind jobs to the wrong socket: none is better.
+TEST(SlurmGresTest, WithoutTheCpuTopologyCoresAreLeftOut) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S")};
+  std::string conf = RenderGresConf(
+      inventory, "node7",
+      MakeError(ExitCode::kError, "/sys/devices/system/cpu/online: No such file or directory"));
+  EXPECT_THAT(conf, HasSubstr("# Cores= left out: cannot read the CPU topology: "
+                              "/sys/devices/system/cpu/online: No such file or directory\n"));
+  EXPECT_THAT(conf, HasSubstr("Name=gpu Type=nvidia_l40s File=/dev/nvidia0  # NVML index 0"));
+}
+
+TEST(SlurmGresTest, AffinityNamingCpusTheMachineLacksLeavesCoresOut) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S", "0-1"), MakeGpu(1, 1, "NVIDIA L40S", "0-31")};
+  CpuTopology two_cpus = {{0, 0, 0}, {1, 0, 1}};
+  std::string conf = RenderGresConf(inventory, "node7", two_cpus);
+  EXPECT_THAT(conf, HasSubstr("File=/dev/nvidia0 Cores=0-1  # NVML index 0"));
+  EXPECT_THAT(conf, HasSubstr("# Cores= left out for GPU 1: NVML's CPU affinity: CPUs 2-31 of "
+                              "\"0-31\" not on this machine\n"
+                              "Name=gpu Type=nvidia_l40s File=/dev/nvidia1  # NVML index 1"));
+  EXPECT_THAT(conf, Not(HasSubstr("GPUPIN_SYSFS_ROOT")));
+
+  // The simulated server's CPUs are usually not this machine's: say how to
+  // describe them.
+  inventory.simulated = true;
+  conf = RenderGresConf(inventory, "node7", two_cpus);
+  EXPECT_THAT(conf, HasSubstr("GPUPIN_SYSFS_ROOT can name a sysfs tree with them"));
+}
+
+TEST(SlurmGresTest, GpuWithoutAffinityHasNoCores) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S")};
+  inventory.gpus[0].cpu_affinity.reset();
+  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  EXPECT_THAT(conf, HasSubstr("File=/dev/nvidia0  # NVML index 0"));
+  EXPECT_THAT(conf, Not(HasSubstr("Cores=")));
 }
 
 }  // namespace

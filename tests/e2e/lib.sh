@@ -148,3 +148,22 @@ expect_start_after_kill() {
   ((started_ms - killed_ms < limit_ms)) ||
     fail "$name started $((started_ms - killed_ms))ms after pid $victim was killed (over ${limit_ms}ms)"
 }
+
+# make_sysfs DIR SOCKETS CORES THREADS: a sysfs tree (for GPUPIN_SYSFS_ROOT)
+# of SOCKETS x CORES x THREADS CPUs numbered the usual Linux way: the first
+# thread of every core, socket by socket, then the second threads in the same
+# order, so core c's threads are c, c + SOCKETS*CORES, ...
+make_sysfs() {
+  local dir=$1/devices/system/cpu sockets=$2 cores=$3 threads=$4
+  local total=$((sockets * cores)) cpu core siblings topology
+  mkdir -p "$dir"
+  echo "0-$((total * threads - 1))" >"$dir/online"
+  for ((cpu = 0; cpu < total * threads; cpu++)); do
+    core=$((cpu % total))
+    siblings=$(seq -s, "$core" "$total" $((total * threads - 1)))
+    topology="$dir/cpu$cpu/topology"
+    mkdir -p "$topology"
+    echo $((core / cores)) >"$topology/physical_package_id"
+    echo "$siblings" >"$topology/core_cpus_list"
+  done
+}

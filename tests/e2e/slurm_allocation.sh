@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # gpupin inside a real Slurm: this test starts munged, slurmctld and slurmd
 # (a single node whose GPUs are the simulated server's, as fake device
-# nodes, configured by `gpupin slurm gres`) and checks that gpupin, run
-# under srun, chooses only among the cards Slurm allocated, that two Slurm
-# jobs using gpupin never share a card, and that doctor is content.
+# nodes, configured by `gpupin slurm gres`) and checks that slurmd takes
+# that gres.conf (Cores= in Slurm's core numbers on a hyperthreaded node),
+# that Slurm's GPU numbers are NVML's although the /dev/nvidiaN minor numbers
+# are not in PCI bus order, that gpupin, run under srun, chooses only among
+# the cards Slurm allocated, that two Slurm jobs using gpupin never share a
+# card, and that doctor is content.
 # Needs root and Debian's slurmctld, slurmd, slurm-client and munge
 # (scripts/setup installs them); without them it says "skipped".
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +23,8 @@ done
   exit 0
 }
 
-scenario="$EXAMPLES/server-4gpu.json"
+# 4 GPUs on a 2 x 16-core x 2-thread node, minors 2,3,0,1 in PCI bus order.
+scenario="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/server-4gpu-ht-minors.json"
 SIM=(--simulate "$scenario")
 export GPUPIN_SIM_SCENARIO=$scenario
 log="$TEST_TMP/workload.log"
@@ -120,8 +124,15 @@ slurmd_port=$(free_port "$ctld_port")
 # File= moves from /dev/nvidiaN to fake device nodes in $W/dev with the same
 # major:minor (195:N), because Slurm needs a character device there and /dev
 # is not ours to change.
-run_status "$GPUPIN" "${SIM[@]}" slurm gres
+# The simulated node's CPUs, for gres.conf's Cores= (this VM has others).
+make_sysfs "$TEST_TMP/sys" 2 16 2
+GPUPIN_SYSFS_ROOT="$TEST_TMP/sys" run_status "$GPUPIN" "${SIM[@]}" slurm gres
 expect_eq "$STATUS" 0 "slurm gres"
+echo "gres.conf:"$'\n'"$OUT"
+# Line k is NVML's GPU k (PCI bus order), whatever its minor number.
+expect_eq "$(grep -o 'File=/dev/nvidia[0-9]* Cores=[0-9-]*  # NVML index [0-9]' <<<"$OUT" | tr '\n' ';')" \
+  "File=/dev/nvidia2 Cores=0-15  # NVML index 0;File=/dev/nvidia3 Cores=0-15  # NVML index 1;File=/dev/nvidia0 Cores=16-31  # NVML index 2;File=/dev/nvidia1 Cores=16-31  # NVML index 3;" \
+  "gres.conf lines"
 sed "s|File=/dev/nvidia|File=$W/dev/nvidia|" <<<"$OUT" >"$W/etc/gres.conf"
 for minor in $(grep -o 'File=/dev/nvidia[0-9]*' <<<"$OUT" | grep -o '[0-9]*$'); do
   mknod "$W/dev/nvidia$minor" c 195 "$minor"
@@ -132,9 +143,9 @@ node=${node_line%% *}
 gres=${node_line#* Gres=}
 [[ -n "$node" && "$gres" == gpu:* ]] || fail "no slurm.conf node line in: $OUT"
 
-# One node with the simulated server's 2 x 32 cores (the gres Cores= refer to
-# them), trusted over the real hardware; root everywhere; no cgroups, so jobs
-# see Slurm's global GPU indices.
+# One node with the simulated server's 2 x 16 cores x 2 threads (the gres
+# Cores= refer to them), trusted over the real hardware; root everywhere; no
+# cgroups, so jobs see Slurm's global GPU indices.
 cat >"$SLURM_CONF" <<EOF
 ClusterName=gpupin-e2e
 SlurmctldHost=localhost
@@ -162,7 +173,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 GresTypes=gpu
-NodeName=$node NodeAddr=127.0.0.1 CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=1000 Gres=$gres State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=16 ThreadsPerCore=2 RealMemory=1000 Gres=$gres State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
 
@@ -216,6 +227,8 @@ expect_run_lands() {
 
 # A job that holds Slurm's GPUs 0 and 1 without touching them: gpupin sees
 # them free, so a gpupin that ignored the allocation would choose GPU 0.
+# Slurm numbers GPUs by their gres.conf line, not by the digits of File=
+# (/dev/nvidia2 and 3 here): its 0 and 1 are NVML's 0 and 1.
 (in_job 2 bash -c 'echo "$SLURM_JOB_ID $CUDA_VISIBLE_DEVICES" >"$0"; exec sleep 30' "$TEST_TMP/holder" 2>/dev/null) &
 holder=$!
 wait_for_line "$TEST_TMP/holder" '.'
@@ -255,7 +268,7 @@ echo "pick --explain with both allocated cards taken:"$'\n'"$ERR"
 expect_eq "$STATUS" 3 "pick with both allocated cards taken"
 expect_eq "$OUT" "" "pick's stdout when nothing fits"
 reason=$(grep '^gpupin: ' <<<"$ERR")
-expect_contains "$reason" "no GPU available: GPU 2 busy: 4G used" "why GPU 2 was refused"
+expect_contains "$reason" "no GPU available within CUDA_VISIBLE_DEVICES=2,3: GPU 2 busy: 4G used" "why GPU 2 was refused"
 expect_contains "$reason" "GPU 3 leased by root" "why GPU 3 was refused"
 for gpu in 0 1; do
   expect_contains "$(grep -E "^ +$gpu " <<<"$ERR")" "not in CUDA_VISIBLE_DEVICES" "why GPU $gpu was passed over"
