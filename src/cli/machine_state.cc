@@ -35,7 +35,7 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& p
       for (const GpuProcess& p : mig.processes) processes.push_back(&p);
     }
     for (const GpuProcess* process : processes) {
-      if (facts.ancestry.contains(process->pid)) continue;
+      if (facts.owners.contains(process->pid)) continue;
       int pid = static_cast<int>(process->pid);
       std::optional<uint64_t> start = LiveProcessStartTime(procfs, pid);
       if (!start) {
@@ -48,22 +48,28 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& p
       if (owner.uid) owner.user = UserName(*owner.uid);
       owner.command = procfs.Cmdline(pid).value_or("");
       facts.owners[process->pid] = std::move(owner);
-      facts.ancestry[process->pid] = procfs.Ancestry(pid);
     }
   }
   return facts;
 }
 
-void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases) {
-  for (auto& [pid, owner] : facts.owners) {
-    const std::vector<int>& ancestry = facts.ancestry[pid];
+void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases,
+                       const std::function<std::optional<int>(int pid)>& parent_of) {
+  std::map<int, const Lease*> by_holder;
+  for (const Lease& lease : live_leases) {
+    if (lease.holder.pid > 0) by_holder.emplace(lease.holder.pid, &lease);
+  }
+  for (auto& [gpu_pid, owner] : facts.owners) {
     owner.lease_id.reset();
-    for (const Lease& lease : live_leases) {
-      if (lease.holder.pid > 0 &&
-          std::find(ancestry.begin(), ancestry.end(), lease.holder.pid) != ancestry.end()) {
-        owner.lease_id = lease.id;
+    std::optional<int> pid = static_cast<int>(gpu_pid);
+    // Bounded: a fake or racing tree could contain a cycle.
+    for (int steps = 0; steps < 4096 && pid && *pid > 0; ++steps) {
+      if (auto holder = by_holder.find(*pid); holder != by_holder.end()) {
+        owner.lease_id = holder->second->id;
         break;
       }
+      std::optional<int> parent = parent_of(*pid);
+      pid = parent == pid ? std::nullopt : parent;
     }
   }
 }

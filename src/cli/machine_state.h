@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -22,8 +23,7 @@ int64_t NowUnixMs();
 LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs);
 
 struct GpuProcessFacts {
-  std::map<uint32_t, ProcessOwner> owners;        // every GPU pid visible in /proc
-  std::map<uint32_t, std::vector<int>> ancestry;  // of each of them: itself, then its parents
+  std::map<uint32_t, ProcessOwner> owners;  // every GPU pid visible in /proc
   // Every GPU process in our /proc, for waking on its exit: a foreign one
   // frees its card, and so may a job's (a reservation's job, or a process
   // that outlives its lease holder).
@@ -37,8 +37,12 @@ struct GpuProcessFacts {
 // choice, done before taking the state lock, where every gpupin waits.
 GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& procfs);
 
-// Marks each process that descends from a live lease's holder as that
-// lease's job (ProcessOwner::lease_id).
-void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases);
+// Marks each process that is, or descends from, a live lease's holder as the
+// job of the nearest such holder (ProcessOwner::lease_id). `parent_of` is
+// asked only while walking up from a process that holds no lease itself: a
+// job run by gpupin is usually its holder, so under the state lock this
+// reads /proc only for foreign processes and a job's children.
+void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases,
+                       const std::function<std::optional<int>(int pid)>& parent_of);
 
 }  // namespace gpupin

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 namespace gpupin {
 namespace {
 
@@ -12,24 +15,38 @@ Lease HeldBy(const std::string& id, int pid) {
   return lease;
 }
 
-TEST(AttributeToLeases, AProcessBelongsToTheFirstLeaseWhoseHolderIsItOrAnAncestor) {
+TEST(AttributeToLeases, AProcessBelongsToTheNearestHolderAmongItselfAndItsAncestors) {
+  // 1 <- 40 <- 45 <- 41, 40 <- 30 (a holder whose child 31 holds a lease of its own), 1 <- 50
+  std::map<int, int> parents = {{30, 40}, {31, 30}, {40, 1}, {45, 40}, {41, 45}, {50, 1}, {60, 1}};
+  std::vector<int> asked;
+  auto parent_of = [&](int pid) -> std::optional<int> {
+    asked.push_back(pid);
+    auto it = parents.find(pid);
+    if (it == parents.end()) return std::nullopt;
+    return it->second;
+  };
   GpuProcessFacts facts;
-  facts.owners[30] = {};  // the holder itself
-  facts.ancestry[30] = {30, 1};
-  facts.owners[41] = {};  // a grandchild of holder 40
-  facts.ancestry[41] = {41, 45, 40, 1};
-  facts.owners[50] = {};  // foreign
-  facts.ancestry[50] = {50, 1};
-  facts.owners[60] = {};  // attributed by an earlier call, to a lease that ended since
-  facts.ancestry[60] = {60, 1};
-  facts.owners[60].lease_id = "ended";
+  for (uint32_t pid : {30u, 31u, 41u, 50u, 60u}) facts.owners[pid] = {};
+  facts.owners[60].lease_id = "ended";  // attributed by an earlier call, to a lease gone since
 
-  AttributeToLeases(facts, {HeldBy("a", 30), HeldBy("b", 40)});
+  AttributeToLeases(facts, {HeldBy("outer", 40), HeldBy("inner", 31), HeldBy("job", 30)},
+                    parent_of);
 
-  EXPECT_EQ(facts.owners[30].lease_id, "a");
-  EXPECT_EQ(facts.owners[41].lease_id, "b");
+  EXPECT_EQ(facts.owners[30].lease_id, "job");
+  EXPECT_EQ(facts.owners[31].lease_id, "inner");
+  EXPECT_EQ(facts.owners[41].lease_id, "outer");
   EXPECT_FALSE(facts.owners[50].lease_id.has_value());
   EXPECT_FALSE(facts.owners[60].lease_id.has_value());
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), 30), 0) << "a holder's parents are not read";
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), 31), 0);
+}
+
+TEST(AttributeToLeases, ACycleInTheProcessTreeEnds) {
+  GpuProcessFacts facts;
+  facts.owners[20] = {};
+  AttributeToLeases(facts, {HeldBy("a", 99)},
+                    [](int pid) -> std::optional<int> { return pid == 20 ? 21 : 20; });
+  EXPECT_FALSE(facts.owners[20].lease_id.has_value());
 }
 
 }  // namespace
