@@ -94,15 +94,22 @@ struct Call {
   const Scenario& s;
 };
 
-// Runs `body` for a call that takes no device: checks init, re-reads a
-// changed scenario, applies configured faults.
+// Whether a call looks for a changed scenario file. Calls that take no
+// device (init, counting, handle lookups, system queries) do: every caller
+// makes one at the start of each look at the server. Calls on a handle
+// answer from the scenario as last read: a stat() of the file on each of
+// them cost a snapshot ~500 system calls, where a driver answers an ioctl.
+enum class Recheck { kYes, kNo };
+
+// Runs `body` for a call: checks init, re-reads a changed scenario (unless
+// told not to look), applies configured faults.
 template <class F>
-nvmlReturn_t SystemCall(const char* name, F&& body) {
+nvmlReturn_t SystemCall(const char* name, F&& body, Recheck recheck = Recheck::kYes) {
   std::lock_guard lock(g_mu);
   if (g_state == nullptr || g_state->init_count == 0 || !g_state->source)
     return NVML_ERROR_UNINITIALIZED;
   State& st = *g_state;
-  auto scenario = st.source->Current();
+  auto scenario = recheck == Recheck::kYes ? st.source->Current() : st.source->Loaded();
   if (!scenario) return NVML_ERROR_UNKNOWN;
   if (st.generation != st.source->generation()) {
     st.generation = st.source->generation();
@@ -134,11 +141,14 @@ nvmlReturn_t Resolve(const Call& c, const char* name, nvmlDevice_t handle, Targe
 
 template <class F>
 nvmlReturn_t DeviceCall(const char* name, nvmlDevice_t handle, F&& body) {
-  return SystemCall(name, [&](const Call& c) {
-    Target t;
-    if (nvmlReturn_t r = Resolve(c, name, handle, &t); r != NVML_SUCCESS) return r;
-    return body(c, t);
-  });
+  return SystemCall(
+      name,
+      [&](const Call& c) {
+        Target t;
+        if (nvmlReturn_t r = Resolve(c, name, handle, &t); r != NVML_SUCCESS) return r;
+        return body(c, t);
+      },
+      Recheck::kNo);
 }
 
 nvmlReturn_t CopyString(const std::optional<std::string>& value, char* out, unsigned length) {

@@ -393,6 +393,18 @@ TEST_F(SimNvml, RereadsTheScenarioWhenItChanges) {
   EXPECT_EQ(String("nvmlDeviceGetName", first), "GPU 0");
 }
 
+TEST_F(SimNvml, DeviceCallsAnswerFromTheScenarioLastReadUntilACallWithoutADevice) {
+  WriteAtomically(tmp_, "s.json", GpuList(1));
+  ASSERT_EQ(Init(tmp_.path() + "/s.json"), NVML_SUCCESS);
+  nvmlDevice_t gpu = Handle(0);
+  std::string renamed = GpuList(1);
+  renamed.replace(renamed.find("GPU 0"), 5, "Renamed");
+  WriteAtomically(tmp_, "s.json", renamed);
+  EXPECT_EQ(String("nvmlDeviceGetName", gpu), "GPU 0");
+  EXPECT_EQ(Count(), 1u);
+  EXPECT_EQ(String("nvmlDeviceGetName", gpu), "Renamed");
+}
+
 // A child that registers itself on `uuid` in the live registry, then waits to be killed.
 pid_t StartRegisteredChild(const std::string& dir, const std::string& uuid, uint64_t bytes) {
   int ready[2];

@@ -53,4 +53,9 @@ Result<const Scenario*> ScenarioSource::Current() {
   return last_error_;
 }
 
+Result<const Scenario*> ScenarioSource::Loaded() {
+  if (scenario_) return scenario_.get();
+  return Current();
+}
+
 }  // namespace gpupin::sim

@@ -26,6 +26,10 @@ class ScenarioSource {
   // on stderr; the Error is returned only when no scenario was ever loaded.
   Result<const Scenario*> Current();
 
+  // The scenario as last read, without looking at the file; as Current()
+  // when it was never read.
+  Result<const Scenario*> Loaded();
+
   // Grows by one on every successful (re)load.
   uint64_t generation() const { return generation_; }
   const std::string& path() const { return path_; }
