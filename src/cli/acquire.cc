@@ -268,7 +268,17 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     waiting_on.WatchProcesses(watched, facts.process_start_time);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
-    if (waiting_on.Wait(deadline, poll, unwatchable || reserved) == WakeReason::kDeadline) {
+    WakeReason woke = waiting_on.Wait(deadline, poll, unwatchable || reserved);
+    // Woken by a process's exit (a card may be free), or behind others by
+    // the ticket ahead going (we are likely the head now), we are about to
+    // ask NVML and may take a card: the next in line asks at the same time,
+    // so cards freed together are handed on in parallel rather than one
+    // snapshot after another. Never on a nudge, or the whole queue would wake.
+    if (ticket &&
+        (woke == WakeReason::kProcessExited || (ahead && woke == WakeReason::kStateChanged))) {
+      (*store)->Nudge(*ticket);
+    }
+    if (woke == WakeReason::kDeadline) {
       (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket); });
       return MakeError(ExitCode::kNoGpu,
                        fmt::format("no GPU became available within the --wait time; {}",

@@ -1,8 +1,10 @@
 #include "sys/change_watch.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,9 +22,12 @@ constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | I
 // The raw syscall: glibc's wrapper is newer than some systems we run on.
 int PidfdOpen(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-// Reads all queued inotify events; true if any concerns a visible name.
-bool DrainInotify(int fd) {
-  bool relevant = false;
+enum class Drained { kNothing, kNudge, kChange };
+
+// Reads all queued inotify events: a change if any concerns a visible name,
+// a nudge if the only news is a watched file's attributes (a touch).
+Drained DrainInotify(int fd) {
+  Drained drained = Drained::kNothing;
   alignas(inotify_event) char buffer[16 * 1024];
   while (true) {
     ssize_t n = read(fd, buffer, sizeof buffer);
@@ -32,11 +37,15 @@ bool DrainInotify(int fd) {
       const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
       bool hidden = event->len > 0 && event->name[0] == '.';
       // An overflowed queue lost events: assume the worst.
-      if (!hidden || (event->mask & IN_Q_OVERFLOW) != 0) relevant = true;
+      if ((event->mask & IN_Q_OVERFLOW) != 0 || (!hidden && event->mask != IN_ATTRIB)) {
+        drained = Drained::kChange;
+      } else if (!hidden && drained == Drained::kNothing) {
+        drained = Drained::kNudge;
+      }
       at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
     }
   }
-  return relevant;
+  return drained;
 }
 
 }  // namespace
@@ -70,9 +79,11 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
     file_watch_ = -1;
     (void)DrainInotify(inotify_.get());  // the old file's events, IN_IGNORED
   }
+  file_dir_fd_ = dir.fd();
+  file_name_ = name;
   std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
   file_watch_ = inotify_add_watch(inotify_.get(), path.c_str(),
-                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW);
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW);
   if (file_watch_ < 0) {
     if (errno == ENOENT) {
       changed_already_ = true;
@@ -158,10 +169,19 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
       // Reported once: the caller re-reads the state and watches anew.
       std::erase_if(pidfds_, [&](const auto& entry) { return entry.second.get() == fd.fd; });
     }
-    bool state_changed =
-        inotify_.valid() && !fds.empty() && fds[0].revents != 0 && DrainInotify(inotify_.get());
+    Drained drained = inotify_.valid() && !fds.empty() && fds[0].revents != 0
+                          ? DrainInotify(inotify_.get())
+                          : Drained::kNothing;
     if (process_exited) return WakeReason::kProcessExited;
-    if (state_changed) return WakeReason::kStateChanged;
+    if (drained == Drained::kChange) return WakeReason::kStateChanged;
+    // Unlinking a file reports IN_ATTRIB (its link count) before
+    // IN_DELETE_SELF: a touch only if the file still has its name.
+    if (drained == Drained::kNudge) {
+      struct stat st {};
+      bool removed = fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                     st.st_nlink == 0;
+      return removed ? WakeReason::kStateChanged : WakeReason::kNudged;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "sys/change_watch.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -119,6 +120,24 @@ TEST(ChangeWatch, AFileWatchWakesWhenThatFileGoesAndNotForOthers) {
   ChangeWatch gone = ChangeWatch::ForFile(*dir, "ahead.json");
   EXPECT_EQ(gone.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
   EXPECT_FALSE(gone.needs_poll());
+}
+
+TEST(ChangeWatch, ATouchOfTheWatchedFileIsANudgeAndItsRemovalAChange) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "queue");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("ahead.json", "{}").ok());
+  ChangeWatch watch = ChangeWatch::ForFile(*dir, "ahead.json");
+  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->Touch("ahead.json"); });
+  EXPECT_EQ(reason, WakeReason::kNudged);
+  EXPECT_LT(latency, 100ms);
+  EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline) << "reported once";
+  for (int i = 0; i < 20; ++i) {  // the unlink's own IN_ATTRIB must not pass for a touch
+    std::string name = fmt::format("t{}.json", i);
+    ASSERT_TRUE(dir->WriteFileAtomic(name, "{}").ok());
+    watch.WatchFile(*dir, name);
+    EXPECT_EQ(WakeAfter(watch, [&] { (void)dir->Remove(name); }).first, WakeReason::kStateChanged);
+  }
 }
 
 TEST(ChangeWatch, AFileWatchMovesToAnotherFile) {

@@ -150,6 +150,10 @@ Result<std::vector<Lease>> LeaseStore::ReadLeases() const {
   return leases;
 }
 
+void LeaseStore::Nudge(const QueueTicket& ticket) const {
+  (void)queue_.Touch(TicketFileName(ticket));  // gone already: nobody to nudge
+}
+
 bool LeaseStore::QueueMayHaveTickets() const {
   Result<std::vector<std::string>> names = queue_.List();
   return !names.ok() || !names->empty();

@@ -65,6 +65,12 @@ class LeaseStore {
   // commands that only show them (ps, doctor).
   Result<std::vector<Lease>> ReadLeases() const;
 
+  // Wakes the waiter just behind `ticket` (ours) without changing the queue:
+  // its watch on our ticket reports the touch as kNudged. A head that may
+  // be about to take a card lets the next in line ask NVML at the same time,
+  // so cards freed together are handed on without one snapshot after another.
+  void Nudge(const QueueTicket& ticket) const;
+
   // Without the lock, a hint only: whether the queue directory holds any
   // entry. A newcomer who sees none expects to choose at once and asks NVML
   // before taking the lock; one who sees some expects to queue.

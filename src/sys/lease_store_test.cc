@@ -278,6 +278,24 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   });
 }
 
+TEST(LeaseStore, NudgeWakesTheWaiterWatchingTheTicketAndChangesNothing) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok());
+  QueueTicket ahead;
+  f.Transact([&](LeaseTransaction& t) {
+    Result<QueueTicket> taken =
+        t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+    ASSERT_TRUE(taken.ok());
+    ahead = *taken;
+  });
+  ChangeWatch behind = ChangeWatch::ForFile(store->queue_dir(), TicketFileName(ahead));
+  store->Nudge(ahead);
+  EXPECT_EQ(behind.Wait(std::chrono::steady_clock::now() + 2s, 10s), WakeReason::kNudged);
+  f.Transact(
+      [&](LeaseTransaction& t) { EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{ahead}); });
+}
+
 TEST(LeaseStore, ATicketMustSitUnderTheNameOfItsPlace) {
   Fixture f;
   Result<LeaseStore> store = f.Open();

@@ -194,6 +194,11 @@ Status StateDir::Remove(const std::string& name) const {
   return SystemError(fmt::format("cannot remove {}", JoinPath(path_, name)));
 }
 
+Status StateDir::Touch(const std::string& name) const {
+  if (utimensat(fd(), name.c_str(), nullptr, AT_SYMLINK_NOFOLLOW) == 0) return Ok{};
+  return SystemError(fmt::format("cannot touch {}", JoinPath(path_, name)));
+}
+
 Result<std::vector<std::string>> StateDir::List() const {
   int copy = openat(fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (copy < 0) return SystemError(fmt::format("cannot list {}", path_));

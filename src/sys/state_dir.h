@@ -68,6 +68,11 @@ class StateDir {
   // file belongs to another user (sticky directory).
   Status Remove(const std::string& name) const;
 
+  // Sets `name`'s times to now (a symlink is not followed), which inotify
+  // reports to whoever watches the file (IN_ATTRIB). Only our own files:
+  // another user's cannot be touched.
+  Status Touch(const std::string& name) const;
+
   // Names in the directory, without hidden ones (temp files start with '.').
   Result<std::vector<std::string>> List() const;
 
