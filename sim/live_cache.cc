@@ -63,6 +63,8 @@ const std::vector<LiveProcess>& LiveCache::List() {
   return live_;
 }
 
+const std::vector<LiveProcess>& LiveCache::Last() { return listed_ ? live_ : List(); }
+
 void LiveCache::Relist(std::vector<Stamp> stamps) {
   ClosePidfds();
   stamps_ = std::move(stamps);

@@ -1,4 +1,4 @@
-// The live registry as the simulated NVML reads it on every call: the same
+// The live registry as the simulated NVML reads it at each look: the same
 // answer as ListLive(dir) gives at that moment, without reading and parsing
 // every entry and every /proc/PID/stat each time. Each call scans only the
 // directory itself (names, and each entry's inode, size, times and mode):
@@ -35,6 +35,9 @@ class LiveCache {
   // answer (stale entries are removed on the way likewise). Valid until the
   // next call.
   const std::vector<LiveProcess>& List();
+  // The answer of the last List(), without looking again (List() when
+  // there was none yet).
+  const std::vector<LiveProcess>& Last();
 
   // What a directory entry looked like when it was last listed.
   struct Stamp {

@@ -94,11 +94,12 @@ struct Call {
   const Scenario& s;
 };
 
-// Whether a call looks for a changed scenario file. Calls that take no
-// device (init, counting, handle lookups, system queries) do: every caller
-// makes one at the start of each look at the server. Calls on a handle
-// answer from the scenario as last read: a stat() of the file on each of
-// them cost a snapshot ~500 system calls, where a driver answers an ioctl.
+// Whether a call looks at the scenario file and the live registry again.
+// Calls that take no device (init, counting, handle lookups, system
+// queries) do: every caller makes one at the start of each look at the
+// server. Calls on a handle answer from what that look found: looking at
+// the files on each of them cost a snapshot of 8 busy GPUs ~900 system
+// calls, where a driver answers an ioctl.
 enum class Recheck { kYes, kNo };
 
 // Runs `body` for a call: checks init, re-reads a changed scenario (unless
@@ -110,6 +111,7 @@ nvmlReturn_t SystemCall(const char* name, F&& body, Recheck recheck = Recheck::k
     return NVML_ERROR_UNINITIALIZED;
   State& st = *g_state;
   auto scenario = recheck == Recheck::kYes ? st.source->Current() : st.source->Loaded();
+  if (recheck == Recheck::kYes) st.live->List();
   if (!scenario) return NVML_ERROR_UNKNOWN;
   if (st.generation != st.source->generation()) {
     st.generation = st.source->generation();
@@ -185,7 +187,7 @@ std::optional<SimMemory> MemoryNow(const Call& c, const Target& t) {
   const auto& base = t.mig ? t.mig->memory : t.gpu->memory;
   if (!base) return std::nullopt;
   SimMemory m = *base;
-  for (const auto& p : c.st.live->List()) {
+  for (const auto& p : c.st.live->Last()) {
     if (HoldsMemoryOn(p, t)) m.used_bytes += p.used_memory_bytes;
   }
   m.used_bytes = std::min(m.used_bytes, m.total_bytes - std::min(m.total_bytes, m.reserved_bytes));
@@ -234,7 +236,7 @@ void AddLive(const std::vector<LiveProcess>& live, const std::string& uuid, Proc
 std::vector<Entry> ProcessesNow(const Call& c, const Target& t, ProcessKind kind, bool grown) {
   std::vector<Entry> out;
   if (kind == ProcessKind::kMps) return out;
-  const auto& live = c.st.live->List();
+  const auto& live = c.st.live->Last();
   if (t.mig) {
     AddStatic(t.mig->processes, kind, t.mig, out);
     AddLive(live, t.mig->uuid, kind, t.mig, out);

@@ -439,6 +439,8 @@ TEST_F(SimNvml, LiveProcessesAppearAndVanishWhenKilled) {
 
   pid_t child = StartRegisteredChild(live_dir_, uuid, 3ULL << 30);
   ASSERT_GT(child, 0);
+  EXPECT_TRUE(Processes(d).empty()) << "device calls answer from the last look";
+  EXPECT_EQ(Count(), 4u);  // a call without a device: a new look
   auto processes = Processes(d);
   ASSERT_EQ(processes.size(), 1u);
   EXPECT_EQ(processes[0].pid, static_cast<unsigned>(child));
@@ -448,6 +450,7 @@ TEST_F(SimNvml, LiveProcessesAppearAndVanishWhenKilled) {
 
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
+  EXPECT_EQ(Count(), 4u);
   EXPECT_TRUE(Processes(d).empty());
   EXPECT_EQ(memory().used, used_before);
 }
@@ -467,6 +470,7 @@ TEST_F(SimNvml, LiveProcessOnAMigInstance) {
   uint64_t gpu_before = used(gpu), mig_before = used(mig);
   pid_t child = StartRegisteredChild(live_dir_, String("nvmlDeviceGetUUID", mig), 1ULL << 30);
   ASSERT_GT(child, 0);
+  Count();  // a new look
   auto processes = Processes(mig);
   ASSERT_EQ(processes.size(), 1u);
   EXPECT_EQ(processes[0].pid, static_cast<unsigned>(child));
@@ -476,6 +480,7 @@ TEST_F(SimNvml, LiveProcessOnAMigInstance) {
   EXPECT_EQ(used(gpu), gpu_before + (1ULL << 30));
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
+  Count();
   EXPECT_TRUE(Processes(mig).empty());
 }
 
