@@ -17,7 +17,7 @@
 namespace gpupin::sim {
 namespace {
 
-constexpr size_t kMaxEntryBytes = 64 * 1024;
+constexpr size_t kMaxEntryBytes = size_t{64} * 1024;
 
 // FNV-1a: stable across builds and compilers, unlike std::hash, so every
 // program agrees on the directory of one scenario.

@@ -25,6 +25,7 @@ std::map<uint32_t, uint32_t> CoreIndices(const CpuTopology& topology) {
     package_of_core[cpu.core] = cpu.package;
   }
   std::vector<uint32_t> cores;
+  cores.reserve(first_cpu_of_core.size());
   for (const auto& [core, first] : first_cpu_of_core) cores.push_back(core);
   std::sort(cores.begin(), cores.end(), [&](uint32_t a, uint32_t b) {
     return std::pair(first_cpu_of_package[package_of_core[a]], first_cpu_of_core[a]) <

@@ -1,5 +1,7 @@
 #include "core/cuda_visible.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -368,16 +370,14 @@ void ApplyMigRule(const std::vector<Gpu>& gpus, const std::vector<Candidate>& ca
     }
     const std::string what = Describe(gpus, c.ref);
     const std::string kept_what = Describe(gpus, first_mig->ref);
-    result->dropped.push_back(
-        Drop(c.position, c.token, UuidOf(gpus, c.ref), DropReason::kMigLimit,
-             c.ref.mig ? what +
-                             " is not enumerated: CUDA enumerates one MIG instance per process, "
-                             "here " +
-                             kept_what
-                       : what +
-                             " is not enumerated: CUDA enumerates no whole GPU when a MIG "
-                             "instance (" +
-                             kept_what + ") is enumerated"));
+    result->dropped.push_back(Drop(
+        c.position, c.token, UuidOf(gpus, c.ref), DropReason::kMigLimit,
+        c.ref.mig ? fmt::format("{} is not enumerated: CUDA enumerates one MIG instance per "
+                                "process, here {}",
+                                what, kept_what)
+                  : fmt::format("{} is not enumerated: CUDA enumerates no whole GPU when a MIG "
+                                "instance ({}) is enumerated",
+                                what, kept_what)));
   }
 }
 
@@ -418,7 +418,7 @@ void AddContextNotes(const VisibilityEnv& env, bool integer_mode, Resolution* re
             "constrained by cgroups CUDA counts only the job's GPUs, from 0");
       }
     }
-    result->notes.push_back(
+    result->notes.emplace_back(
         "inside Slurm: with ConstrainDevices=yes the indices in CUDA_VISIBLE_DEVICES are local to "
         "the job (0..n-1), while SLURM_JOB_GPUS holds global ids");
   }
@@ -465,7 +465,7 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
     }
     order_consulted = !candidates.empty();
   } else if (env.cuda_visible_devices->empty()) {
-    result.notes.push_back("CUDA_VISIBLE_DEVICES is set but empty: CUDA sees no GPU");
+    result.notes.emplace_back("CUDA_VISIBLE_DEVICES is set but empty: CUDA sees no GPU");
   } else {
     const std::vector<std::string> entries = SplitEntries(*env.cuda_visible_devices);
     integer_mode = !IsUuidEntry(entries.front());
@@ -479,7 +479,7 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
       if (entry.kind == EntryResult::Kind::kCut) {
         if ((integer_mode && IsUuidEntry(token)) ||
             (!integer_mode && !token.empty() && !IsUuidEntry(token))) {
-          result.notes.push_back(
+          result.notes.emplace_back(
               "the list mixes indices and UUIDs; CUDA's handling of that is undocumented. "
               "gpupin reads it as PyTorch does: the first entry decides, and the first entry of "
               "the other kind ends the list");
@@ -520,7 +520,7 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
                                           " repeats a device, which leaves CUDA no device"));
       }
       candidates.clear();
-      result.notes.push_back(
+      result.notes.emplace_back(
           "a device is named twice in CUDA_VISIBLE_DEVICES: CUDA then enumerates no device at all "
           "(PyTorch relies on this; NVIDIA does not document it)");
     }

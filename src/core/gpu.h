@@ -28,6 +28,7 @@ struct ComputeCapability {
   int major = 0;
   int minor = 0;
   friend bool operator==(const ComputeCapability&, const ComputeCapability&) = default;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads the defaulted <=>
   friend auto operator<=>(const ComputeCapability&, const ComputeCapability&) = default;
 };
 

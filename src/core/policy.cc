@@ -117,6 +117,7 @@ Result<size_t> ResolveGpuId(const std::vector<Gpu>& gpus, const std::string& id,
         fmt::format("{} {}: no GPU has a UUID that starts so; see gpupin ls", option, shown));
   }
   std::vector<std::string> names;
+  names.reserve(matches.size());
   for (size_t position : matches) names.push_back(fmt::format("GPU {}", gpus[position].index));
   return MakeError(ExitCode::kUsage,
                    fmt::format("{} {}: ambiguous, matches {}; give more of the UUID", option, shown,
@@ -503,7 +504,7 @@ class CardJudge {
     if (!state.foreign.empty())
       notes.push_back(describe_.Processes("foreign process", state.foreign));
     if (!state.mine.empty()) notes.push_back(describe_.Processes("your process", state.mine));
-    if (!gpu.processes_known) notes.push_back("processes unknown");
+    if (!gpu.processes_known) notes.emplace_back("processes unknown");
     return notes;
   }
 

@@ -1,5 +1,7 @@
 #include "core/probe_comparison.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string_view>
 
@@ -81,18 +83,18 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) 
     const std::string driver_text =
         driver.uuid ? *driver.uuid : "a device whose UUID could not be read";
     if (i >= model_count) {
-      comparison.differences.push_back(where + "the driver has " + driver_text +
-                                       ", gpupin expects no device");
+      comparison.differences.push_back(
+          fmt::format("{}the driver has {}, gpupin expects no device", where, driver_text));
       continue;
     }
     if (!driver.uuid || !SameCudaUuid(*driver.uuid, model.visible[i].uuid)) {
-      comparison.differences.push_back(where + "gpupin expects " + ModelDevice(model.visible[i]) +
-                                       ", the driver has " + driver_text);
+      comparison.differences.push_back(fmt::format("{}gpupin expects {}, the driver has {}", where,
+                                                   ModelDevice(model.visible[i]), driver_text));
     }
   }
   comparison.agree = comparison.differences.empty();
   if (!comparison.agree && model.order_is_guess) {
-    comparison.differences.push_back(
+    comparison.differences.emplace_back(
         "gpupin's FASTEST_FIRST order was a guess; the driver's order is the truth, so set "
         "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs");
   }

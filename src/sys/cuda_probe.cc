@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -293,8 +294,11 @@ Result<ProbeResult> ProbeCuda(const ProbeOptions& options) {
   // Everything the child needs is prepared before fork, so that the child
   // only swaps `environ` and goes straight to dlopen.
   std::vector<std::string> assignments;
-  for (const auto& [name, value] : options.environment) assignments.push_back(name + "=" + value);
+  assignments.reserve(options.environment.size());
+  for (const auto& [name, value] : options.environment)
+    assignments.push_back(fmt::format("{}={}", name, value));
   std::vector<char*> envp;
+  envp.reserve(assignments.size() + 1);
   for (std::string& assignment : assignments) envp.push_back(assignment.data());
   envp.push_back(nullptr);
 

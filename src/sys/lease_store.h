@@ -23,7 +23,7 @@
 
 namespace gpupin {
 
-inline constexpr size_t kMaxRecordBytes = 64 * 1024;
+inline constexpr size_t kMaxRecordBytes = size_t{64} * 1024;
 
 // Receives one line per skipped file ("skipped leases/x.json: is a symbolic
 // link (not followed)"), for the caller to print under -v.

@@ -29,7 +29,7 @@ Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes) {
   if (!S_ISREG(info.st_mode)) return CannotRead(path, "not a regular file");
   if (static_cast<uint64_t>(info.st_size) > max_bytes) {
     return CannotRead(path, fmt::format("larger than {} MiB; is it really a Python file?",
-                                        max_bytes / (1024 * 1024)));
+                                        max_bytes / (size_t{1024} * 1024)));
   }
   std::string text;
   char buffer[65536];

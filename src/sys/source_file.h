@@ -9,7 +9,7 @@
 
 namespace gpupin {
 
-inline constexpr size_t kMaxSourceFileBytes = 4 * 1024 * 1024;
+inline constexpr size_t kMaxSourceFileBytes = size_t{4} * 1024 * 1024;
 
 // The whole text of `path`. Fails (ExitCode::kUsage, naming the path and
 // why) when it is missing, unreadable, not a regular file (a directory, a

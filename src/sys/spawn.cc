@@ -85,6 +85,7 @@ std::string EncodeStart(const std::vector<std::string>& argv, const EnvChanges& 
   }
   if (argv.empty()) _exit(127);
   std::vector<char*> c_argv;
+  c_argv.reserve(argv.size() + 1);
   for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
   c_argv.push_back(nullptr);
   execvp(c_argv[0], c_argv.data());

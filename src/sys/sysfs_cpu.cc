@@ -13,7 +13,7 @@ namespace gpupin {
 namespace {
 
 // sysfs files are one line; the limit only guards against a hostile root.
-constexpr size_t kMaxSysfsFileBytes = 64 * 1024;
+constexpr size_t kMaxSysfsFileBytes = size_t{64} * 1024;
 
 Result<std::string> ReadLine(const std::string& path) {
   Result<std::string> text = ReadSourceFile(path, kMaxSysfsFileBytes);
