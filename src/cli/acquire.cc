@@ -253,7 +253,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       return std::move(*acquired);
     }
     if (refusal) return *refusal;
-    if (waiting_text.empty()) continue;  // just reached the head of the queue
+    if (waiting_text.empty()) continue;  // free to choose, but without a snapshot yet
 
     display.Show(waiting_text);
     if (ahead) {
