@@ -183,11 +183,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         // poll would otherwise leave its card reserved until the deadline.
         if (lease.is_reservation()) reserved = true;
       }
-      AttributeToLeases(*processes, live, [&procfs](int pid) -> std::optional<int> {
-        std::optional<ProcessStat> stat = procfs.Stat(pid);
-        if (!stat) return std::nullopt;
-        return stat->ppid;
-      });
+      AttributeToLeases(*processes, live, [&procfs](int pid) { return procfs.ParentOf(pid); });
       watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
       unwatchable = unwatchable || processes->unwatchable;
       PolicyInput input;

@@ -1,6 +1,5 @@
 #include "cli/machine_state.h"
 
-#include <algorithm>
 #include <chrono>
 
 #include "sys/docker_client.h"
@@ -54,23 +53,16 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& p
 }
 
 void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases,
-                       const std::function<std::optional<int>(int pid)>& parent_of) {
+                       const ParentOf& parent_of) {
   std::map<int, const Lease*> by_holder;
   for (const Lease& lease : live_leases) {
     if (lease.holder.pid > 0) by_holder.emplace(lease.holder.pid, &lease);
   }
   for (auto& [gpu_pid, owner] : facts.owners) {
     owner.lease_id.reset();
-    std::optional<int> pid = static_cast<int>(gpu_pid);
-    // Bounded: a fake or racing tree could contain a cycle.
-    for (int steps = 0; steps < 4096 && pid && *pid > 0; ++steps) {
-      if (auto holder = by_holder.find(*pid); holder != by_holder.end()) {
-        owner.lease_id = holder->second->id;
-        break;
-      }
-      std::optional<int> parent = parent_of(*pid);
-      pid = parent == pid ? std::nullopt : parent;
-    }
+    std::optional<int> holder = NearestAncestor(static_cast<int>(gpu_pid), parent_of,
+                                                [&](int pid) { return by_holder.contains(pid); });
+    if (holder) owner.lease_id = by_holder.at(*holder)->id;
   }
 }
 

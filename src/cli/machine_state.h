@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "core/gpu.h"
 #include "core/lease.h"
 #include "core/policy.h"
+#include "core/process_tree.h"
 #include "sys/procfs.h"
 
 namespace gpupin {
@@ -43,6 +43,6 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& p
 // job run by gpupin is usually its holder, so under the state lock this
 // reads /proc only for foreign processes and a job's children.
 void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases,
-                       const std::function<std::optional<int>(int pid)>& parent_of);
+                       const ParentOf& parent_of);
 
 }  // namespace gpupin

@@ -8,13 +8,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
 #include <string_view>
+
+#include "core/process_tree.h"
 
 namespace gpupin {
 namespace {
@@ -93,21 +94,17 @@ std::optional<std::string> ProcFs::ContainerId(int pid) const {
   return ParseCgroupContainerId(file.text);
 }
 
-std::vector<int> ProcFs::Ancestry(int pid) const {
-  std::vector<int> chain;
-  // Bounded: a fake or racing tree could contain a cycle.
-  for (int steps = 0; steps < 4096 && pid > 0; ++steps) {
-    chain.push_back(pid);
-    std::optional<ProcessStat> stat = Stat(pid);
-    if (!stat || stat->ppid == pid) break;
-    pid = stat->ppid;
-  }
-  return chain;
+std::optional<int> ProcFs::ParentOf(int pid) const {
+  std::optional<ProcessStat> stat = Stat(pid);
+  if (!stat) return std::nullopt;
+  return stat->ppid;
 }
 
 bool ProcFs::DescendsFrom(int pid, int ancestor) const {
-  std::vector<int> chain = Ancestry(pid);
-  return std::find(chain.begin(), chain.end(), ancestor) != chain.end();
+  return NearestAncestor(
+             pid, [this](int p) { return ParentOf(p); },
+             [ancestor](int p) { return p == ancestor; })
+      .has_value();
 }
 
 int SkipForkedSubshells(const ProcFs& procfs, int pid) {

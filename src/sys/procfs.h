@@ -25,8 +25,8 @@ class ProcFs {
   // (another user's process without root: EACCES).
   Result<std::map<std::string, std::string>> Environ(int pid) const;
   std::optional<std::string> ContainerId(int pid) const;  // from /proc/PID/cgroup
-  // `pid` and its ancestors, nearest first, as far up as can be read.
-  std::vector<int> Ancestry(int pid) const;
+  // The parent pid; nullopt when the process is gone or unreadable.
+  std::optional<int> ParentOf(int pid) const;
   // Whether `pid` is `ancestor` or descends from it.
   bool DescendsFrom(int pid, int ancestor) const;
   std::vector<int> AllPids() const;
