@@ -77,6 +77,19 @@ void RetireUntilExit(ChangeWatch watch) {
   retired->push_back(std::move(watch));
 }
 
+// NVML indices the caller may use when its CUDA_VISIBLE_DEVICES (or a Slurm
+// allocation through it) is set; nullopt when everything is allowed.
+std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory,
+                                                       const VisibilityEnv& visibility) {
+  if (!visibility.cuda_visible_devices) return std::nullopt;
+  Resolution resolution = ResolveVisibleDevices(inventory.gpus, visibility);
+  std::vector<uint32_t> allowed;
+  for (const VisibleDevice& device : resolution.visible) {
+    if (!device.mig_index) allowed.push_back(device.gpu_index);
+  }
+  return allowed;
+}
+
 // What blocks the cards, without the policy's advice to use --wait: the
 // waiter already does.
 std::string Blockers(const std::string& refusal) {
@@ -84,17 +97,6 @@ std::string Blockers(const std::string& refusal) {
 }
 
 }  // namespace
-
-std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory) {
-  VisibilityEnv env = VisibilityEnvFromProcess();
-  if (!env.cuda_visible_devices) return std::nullopt;
-  Resolution resolution = ResolveVisibleDevices(inventory.gpus, env);
-  std::vector<uint32_t> allowed;
-  for (const VisibleDevice& device : resolution.visible) {
-    if (!device.mig_index) allowed.push_back(device.gpu_index);
-  }
-  return allowed;
-}
 
 Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
                              std::vector<CardVerdict>* verdicts) {
@@ -113,6 +115,11 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   QueueDisplay display(world);
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
+  // Our environment does not change while we wait: read it once.
+  const VisibilityEnv visibility = VisibilityEnvFromProcess();
+  std::optional<std::string> allowed_by;
+  if (visibility.cuda_visible_devices)
+    allowed_by = "CUDA_VISIBLE_DEVICES=" + *visibility.cuda_visible_devices;
 
   // Behind others in the queue a waiter neither asks NVML nor reads the
   // leases, and wakes only when the ticket just ahead of it goes (or its
@@ -192,9 +199,8 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       input.live_leases = live;
       input.process_owners = processes->owners;
       input.caller = {uid, UserName(uid)};
-      input.allowed_gpu_indices = AllowedGpuIndices(*inventory);
-      if (std::optional<std::string> visible = VisibilityEnvFromProcess().cuda_visible_devices)
-        input.allowed_by = "CUDA_VISIBLE_DEVICES=" + *visible;
+      input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility);
+      if (allowed_by) input.allowed_by = *allowed_by;
       input.request = request.request;
       input.format_clock = FormatLocalHourMinute;
       std::vector<CardVerdict> failed_verdicts;

@@ -34,8 +34,4 @@ struct Acquired {
 Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
                              std::vector<CardVerdict>* verdicts = nullptr);
 
-// NVML indices the caller may use when its CUDA_VISIBLE_DEVICES (or a Slurm
-// allocation through it) is set; nullopt when everything is allowed.
-std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory);
-
 }  // namespace gpupin
