@@ -3,10 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "sys/pidfd.h"
 
 namespace gpupin::sim {
 namespace {
@@ -14,8 +15,6 @@ namespace {
 // Beyond this many entries the rest are checked through /proc, so a crowded
 // registry cannot fill the host program's descriptor table.
 constexpr size_t kMaxPidfds = 256;
-
-int PidfdOpen(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
 int64_t Nanoseconds(const timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec;

@@ -5,10 +5,11 @@
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "sys/pidfd.h"
 
 namespace gpupin {
 namespace {
@@ -18,9 +19,6 @@ namespace {
 // IN_MOVED_TO is the "written" event; temp file names are filtered out.
 constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
                                       IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
-
-// The raw syscall: glibc's wrapper is newer than some systems we run on.
-int PidfdOpen(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
 enum class Drained { kNothing, kNudge, kChange };
 
