@@ -75,6 +75,17 @@ struct Fixture {
     });
     ASSERT_TRUE(status.ok()) << status.error().message;
   }
+  // Joins the queue as this process, in a transaction of its own.
+  QueueTicket TakeOwnTicket() {
+    QueueTicket ticket;
+    Transact([&](LeaseTransaction& t) {
+      Result<QueueTicket> taken =
+          t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+      ASSERT_TRUE(taken.ok()) << taken.error().message;
+      ticket = *taken;
+    });
+    return ticket;
+  }
   bool Diagnosed(const std::string& name, const std::string& why) const {
     return std::any_of(diagnostics.begin(), diagnostics.end(), [&](const std::string& line) {
       return line.find(name) != std::string::npos && line.find(why) != std::string::npos;
@@ -282,13 +293,7 @@ TEST(LeaseStore, NudgeWakesTheWaiterWatchingTheTicketAndChangesNothing) {
   Fixture f;
   Result<LeaseStore> store = f.Open();
   ASSERT_TRUE(store.ok());
-  QueueTicket ahead;
-  f.Transact([&](LeaseTransaction& t) {
-    Result<QueueTicket> taken =
-        t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
-    ASSERT_TRUE(taken.ok());
-    ahead = *taken;
-  });
+  QueueTicket ahead = f.TakeOwnTicket();
   ChangeWatch behind = ChangeWatch::ForFile(store->queue_dir(), TicketFileName(ahead));
   store->Nudge(ahead);
   EXPECT_EQ(behind.Wait(std::chrono::steady_clock::now() + 2s, 10s), WakeReason::kNudged);
@@ -300,13 +305,7 @@ TEST(LeaseStore, ATicketMustSitUnderTheNameOfItsPlace) {
   Fixture f;
   Result<LeaseStore> store = f.Open();
   ASSERT_TRUE(store.ok());
-  QueueTicket real;
-  f.Transact([&](LeaseTransaction& t) {
-    Result<QueueTicket> taken =
-        t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
-    ASSERT_TRUE(taken.ok());
-    real = *taken;
-  });
+  QueueTicket real = f.TakeOwnTicket();
   // A copy of a valid ticket under a better place in the queue, and files
   // whose names cannot be tickets: none of them is a ticket.
   std::string text = TicketToJson(real);
@@ -330,13 +329,7 @@ TEST(LeaseStore, QueueMayHaveTicketsSeesAnyEntryWithoutTheLock) {
   Result<LeaseStore> store = f.Open();
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_FALSE(store->QueueMayHaveTickets());
-  QueueTicket ticket;
-  f.Transact([&](LeaseTransaction& t) {
-    Result<QueueTicket> taken =
-        t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
-    ASSERT_TRUE(taken.ok());
-    ticket = *taken;
-  });
+  QueueTicket ticket = f.TakeOwnTicket();
   EXPECT_TRUE(store->QueueMayHaveTickets());
   f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.RemoveTicket(ticket).ok()); });
   EXPECT_FALSE(store->QueueMayHaveTickets());
