@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <thread>
+
+#include "sys/timed_flock.h"
 
 namespace gpupin {
 namespace {
@@ -241,23 +241,17 @@ Result<FileLock> StateDir::Lock(const std::string& name, std::chrono::millisecon
   // Others must be able to open it whatever our umask was.
   if (st.st_uid == geteuid() && (st.st_mode & 07777) != kFileMode) fchmod(fd.get(), kFileMode);
 
-  // Polled rather than blocking so that a lock held by a stopped or hostile
-  // process ends in a message, not a hang; the short sleeps cost nothing
-  // next to the critical sections they wait for.
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::microseconds(50);
-  while (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) return SystemError(fmt::format("cannot lock {}", lock_path));
-    if (std::chrono::steady_clock::now() >= deadline) {
+  switch (LockExclusiveWithin(fd.get(), timeout)) {
+    case FlockOutcome::kLocked:
+      break;
+    case FlockOutcome::kTimedOut:
       return MakeError(ExitCode::kError,
                        fmt::format("{} has been locked by another process for {} ms; a gpupin "
                                    "process may be stopped (find it with: grep ':{} ' "
                                    "/proc/locks)",
                                    lock_path, timeout.count(), st.st_ino));
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(2000));
+    case FlockOutcome::kFailed:
+      return SystemError(fmt::format("cannot lock {}", lock_path));
   }
   return FileLock(std::move(fd));
 }
