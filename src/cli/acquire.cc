@@ -105,9 +105,11 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   // Created before the first read, so no change between a read and the
-  // wait can be missed (sys/change_watch.h).
-  ChangeWatch watch =
-      ChangeWatch::ForDirectories({&(*store)->leases_dir(), &(*store)->queue_dir()});
+  // wait can be missed (sys/change_watch.h). Only the head of the queue
+  // waits on it, for cards to free up: that is news in the leases, never in
+  // the queue, where dozens of newcomers taking tickets behind the head used
+  // to wake it for nothing (an NVML snapshot each, at the busiest moment).
+  ChangeWatch watch = ChangeWatch::ForDirectories({&(*store)->leases_dir()});
   std::optional<Clock::time_point> deadline;
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
