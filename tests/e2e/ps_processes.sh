@@ -8,8 +8,10 @@ export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
 run_status "$GPUPIN" "${SIM[@]}" ps
 expect_contains "$OUT" "no processes on any GPU" "idle server"
 
-"$GPUPIN" -q "${SIM[@]}" run --only 0 -- "$WORKLOAD" --seconds 4 &
-CUDA_VISIBLE_DEVICES=3 "$WORKLOAD" --seconds 4 --mem 2G &
+# Long enough for a loaded machine; killed at the end.
+"$GPUPIN" -q "${SIM[@]}" run --only 0 -- "$WORKLOAD" --seconds 60 &
+job=$!
+CUDA_VISIBLE_DEVICES=3 "$WORKLOAD" --seconds 60 --mem 2G &
 foreign=$!
 for _ in $(seq 100); do
   [[ $("$GPUPIN" "${SIM[@]}" --json ps | jq '.processes | length') == 2 ]] && break
@@ -33,11 +35,16 @@ kill -CONT "$foreign"
 # node is a real character device 195:1 (GPU 1's minor in this scenario);
 # O_PATH holds it without needing a driver behind it.
 if mknod "$TEST_TMP/nvidia1" c 195 1 2>/dev/null; then
-  python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_PATH); time.sleep(4)' "$TEST_TMP/nvidia1" &
+  python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_PATH); time.sleep(60)' "$TEST_TMP/nvidia1" &
   holder=$!
-  sleep 0.3
+  for _ in $(seq 200); do
+    ls -l "/proc/$holder/fd" 2>/dev/null | grep -q nvidia1 && break
+    sleep 0.05
+  done
   run_status "$GPUPIN" "${SIM[@]}" ps --devfiles
   expect_contains "$OUT" "GPU 1  pid $holder" "the device-file holder is found on the GPU whose minor it holds"
   kill "$holder"
 fi
+kill "$job" "$foreign"
+wait
 echo PASS
