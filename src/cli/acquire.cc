@@ -100,8 +100,6 @@ std::string Blockers(const std::string& refusal) {
 
 Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
                              std::vector<CardVerdict>* verdicts) {
-  Result<GpuSource*> gpus = world.Gpus();
-  if (!gpus.ok()) return gpus.error();
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   // Created before the first read, so no change between a read and the
@@ -114,6 +112,14 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
   std::optional<QueueTicket> ticket;  // our place in the queue, once we wait
+  // Leaves the queue on the way out with an error, rather than leaving a
+  // ticket that others skip only once this process is gone.
+  auto give_up = [&](Error error) -> Error {
+    if (ticket) {
+      (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket); });
+    }
+    return error;
+  };
   QueueDisplay display(world);
   const ProcFs& procfs = world.procfs();
   uint32_t uid = static_cast<uint32_t>(getuid());
@@ -131,20 +137,26 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   // waiter that wakes expects to choose: it asks NVML and /proc (milliseconds
   // of CPU) before taking the lock, where every gpupin waits, and chooses in
   // that same transaction. A newcomer who finds others waiting skips both.
+  // Such a newcomer does not even open NVML (the real nvmlInit takes tens
+  // of milliseconds, and 64 jobs submitted at once all paid it while the
+  // first ones were starting) until it is next in line.
   bool want_snapshot = !(*store)->QueueMayHaveTickets();
   std::optional<ChangeWatch> ahead_watch;
   for (;;) {
     std::optional<Inventory> inventory;
     std::optional<GpuProcessFacts> processes;
     if (want_snapshot) {
+      Result<GpuSource*> gpus = world.Gpus();
+      if (!gpus.ok()) return give_up(gpus.error());
       Result<Inventory> snapshot = (*gpus)->Snapshot();
-      if (!snapshot.ok()) return snapshot.error();
+      if (!snapshot.ok()) return give_up(snapshot.error());
       inventory = std::move(*snapshot);
       processes = DescribeGpuProcesses(*inventory, procfs);
     }
     want_snapshot = true;
     LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
     std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
+    size_t waiters_ahead = 0;
     std::optional<Acquired> acquired;
     std::optional<Error> refusal;
     std::string waiting_text;
@@ -176,6 +188,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         }
         if (Status joined = join_queue(txn); !joined.ok()) return joined;
         ahead = place->just_ahead;
+        waiters_ahead = place->ahead;
         watched.push_back(ahead->holder);
         waiting_text =
             fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1),
@@ -260,6 +273,12 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     if (waiting_text.empty()) continue;  // free to choose, but without a snapshot yet
 
     display.Show(waiting_text);
+    // Next in line: NVML is opened now, while we wait, so that our turn
+    // (a nudge, the head's ticket going) does not begin with it.
+    if (waiters_ahead == 1) {
+      Result<GpuSource*> gpus = world.Gpus();
+      if (!gpus.ok()) return give_up(gpus.error());
+    }
     if (ahead) {
       std::string name = TicketFileName(*ahead);
       if (ahead_watch) {
@@ -283,10 +302,9 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       (*store)->Nudge(*ticket);
     }
     if (woke == WakeReason::kDeadline) {
-      (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket); });
-      return MakeError(ExitCode::kNoGpu,
-                       fmt::format("no GPU became available within the --wait time; {}",
-                                   waiting_text.substr(waiting_text.find(';') + 1)));
+      return give_up(MakeError(ExitCode::kNoGpu,
+                               fmt::format("no GPU became available within the --wait time; {}",
+                                           waiting_text.substr(waiting_text.find(';') + 1))));
     }
   }
 }

@@ -81,8 +81,7 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   // gpupin cannot rewrite must not take a lease.
   Result<DockerInvocation> preview = RewriteDockerArgs(args, {"GPU"}, "cid");
   if (!preview.ok()) return preview.error();
-  Result<GpuSource*> gpus = world.Gpus();
-  if (!gpus.ok()) return gpus.error();
+  if (Status exported = world.ExportSimulatedServer(); !exported.ok()) return exported.error();
   CidDirectory cid_directory;
   if (!cid_directory.ok())
     return MakeError(ExitCode::kError,

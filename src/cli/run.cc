@@ -80,11 +80,11 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     if (!parsed.ok()) return parsed.error().WithContext("--verify");
     verify_ms = *parsed;
   }
-  // NVML first: a machine without GPUs should not fork the job at all, and
-  // the simulated server's scenario must be in the environment the child
-  // inherits.
-  Result<GpuSource*> gpus = world.Gpus();
-  if (!gpus.ok()) return gpus.error();
+  // NVML is opened by AcquireGpus when it first needs to look at the GPUs:
+  // a job that queues behind others does not pay for it (the real nvmlInit
+  // takes tens of milliseconds) until its turn. The simulated server's
+  // scenario must be in the environment the child inherits.
+  if (Status exported = world.ExportSimulatedServer(); !exported.ok()) return exported.error();
   Result<PendingChild> child = Fork();
   if (!child.ok()) return child.error();
   request->holder = child->identity();

@@ -40,22 +40,27 @@ Result<std::string> ProbeLibcudaPath(const World& world) {
   return *library;
 }
 
+Status World::ExportSimulatedServer() {
+  if (!options_.simulate) return Ok{};
+  std::error_code ec;
+  std::filesystem::path scenario = std::filesystem::absolute(*options_.simulate, ec);
+  if (ec || access(scenario.c_str(), R_OK) != 0) {
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("cannot read simulated server '{}'; give a scenario file such as "
+                                 "examples/lab-8gpu.json",
+                                 *options_.simulate));
+  }
+  // The simulated libraries and the workloads started under gpupin read
+  // the scenario from the environment, which children inherit.
+  setenv("GPUPIN_SIM_SCENARIO", scenario.c_str(), 1);
+  return Ok{};
+}
+
 Result<GpuSource*> World::Gpus() {
   if (gpus_) return gpus_.get();
   NvmlOptions nvml;
   if (options_.simulate) {
-    std::error_code ec;
-    std::filesystem::path scenario = std::filesystem::absolute(*options_.simulate, ec);
-    if (ec || access(scenario.c_str(), R_OK) != 0) {
-      return MakeError(
-          ExitCode::kUsage,
-          fmt::format("cannot read simulated server '{}'; give a scenario file such as "
-                      "examples/lab-8gpu.json",
-                      *options_.simulate));
-    }
-    // The simulated libraries and the workloads started under gpupin read
-    // the scenario from the environment, which children inherit.
-    setenv("GPUPIN_SIM_SCENARIO", scenario.c_str(), 1);
+    if (Status exported = ExportSimulatedServer(); !exported.ok()) return exported.error();
     std::optional<std::string> library = FindCompanionFile("libgpupin-sim-nvml.so");
     if (!library) {
       return MakeError(

@@ -42,6 +42,12 @@ class World {
   // named by --nvml / GPUPIN_NVML_LIBRARY, else the driver's. Opened once.
   Result<GpuSource*> Gpus();
 
+  // Under --simulate, puts the scenario in the environment that the
+  // simulated libraries and gpupin's children read, without opening NVML:
+  // a job forked before gpupin opens NVML still sees the simulated server.
+  // Nothing to do otherwise.
+  Status ExportSimulatedServer();
+
   // The shared state directory's leases and queue (--state-dir, else
   // GPUPIN_STATE_DIR, else /run/gpupin or /tmp/gpupin). Opened once; files
   // it skips are reported under -v.
