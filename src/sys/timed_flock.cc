@@ -24,23 +24,28 @@ timeval ToTimeval(std::chrono::microseconds duration) {
 }
 
 // Arms SIGALRM without SA_RESTART for as long as it lives, so that a
-// blocked flock returns EINTR; puts back whatever was there before.
+// blocked flock returns EINTR; puts back whatever was there before. The
+// signal is unblocked meanwhile: a mask inherited from whoever started
+// gpupin must not turn a hostile lock into a hang.
 class Alarm {
  public:
   explicit Alarm(std::chrono::milliseconds first) {
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
     struct sigaction action = {};
     action.sa_handler = InterruptOnly;
     sigemptyset(&action.sa_mask);
-    armed_ = sigaction(SIGALRM, &action, &previous_action_) == 0;
-    if (!armed_) return;
+    if (sigaction(SIGALRM, &action, &previous_action_) != 0) return;
+    sigprocmask(SIG_UNBLOCK, &alarm_only, &previous_mask_);
     itimerval timer{ToTimeval(kRearm), ToTimeval(std::max(first, std::chrono::milliseconds(1)))};
     armed_ = setitimer(ITIMER_REAL, &timer, &previous_timer_) == 0;
-    if (!armed_) sigaction(SIGALRM, &previous_action_, nullptr);
+    if (!armed_) Restore();
   }
   ~Alarm() {
     if (!armed_) return;
     setitimer(ITIMER_REAL, &previous_timer_, nullptr);
-    sigaction(SIGALRM, &previous_action_, nullptr);
+    Restore();
   }
   Alarm(const Alarm&) = delete;
   Alarm& operator=(const Alarm&) = delete;
@@ -48,8 +53,16 @@ class Alarm {
   bool armed() const { return armed_; }
 
  private:
+  // Our alarms are all delivered by now: the timer is off and the signal
+  // was unblocked while it ran.
+  void Restore() {
+    sigaction(SIGALRM, &previous_action_, nullptr);
+    sigprocmask(SIG_SETMASK, &previous_mask_, nullptr);
+  }
+
   bool armed_ = false;
   struct sigaction previous_action_ = {};
+  sigset_t previous_mask_ = {};
   itimerval previous_timer_ = {};
 };
 

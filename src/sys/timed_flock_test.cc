@@ -65,6 +65,27 @@ TEST_F(TimedFlock, GivesUpAtTheDeadlineAndRestoresSigalrm) {
   close(held);
 }
 
+TEST_F(TimedFlock, GivesUpEvenWithSigalrmBlockedAndKeepsItBlocked) {
+  int held = Open();
+  ASSERT_EQ(flock(held, LOCK_EX), 0);
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  sigset_t before;
+  ASSERT_EQ(sigprocmask(SIG_BLOCK, &alarm_only, &before), 0);
+
+  int fd = Open();
+  auto start = Clock::now();
+  EXPECT_EQ(LockExclusiveWithin(fd, 100ms), FlockOutcome::kTimedOut);
+  EXPECT_LT(Clock::now() - start, 2s);
+
+  sigset_t after;
+  ASSERT_EQ(sigprocmask(SIG_SETMASK, &before, &after), 0);
+  EXPECT_EQ(sigismember(&after, SIGALRM), 1);
+  close(fd);
+  close(held);
+}
+
 TEST_F(TimedFlock, WaitsForAnotherProcessAndGetsTheLockWhenItLetsGo) {
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
