@@ -82,8 +82,8 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   }
   // NVML is opened by AcquireGpus when it first needs to look at the GPUs:
   // a job that queues behind others does not pay for it (the real nvmlInit
-  // takes tens of milliseconds) until its turn. The simulated server's
-  // scenario must be in the environment the child inherits.
+  // takes tens of milliseconds) until it is next in line. The simulated
+  // server's scenario must be in the environment the child inherits.
   if (Status exported = world.ExportSimulatedServer(); !exported.ok()) return exported.error();
   Result<PendingChild> child = Fork();
   if (!child.ok()) return child.error();
