@@ -13,7 +13,11 @@ frames=$(grep -c '^2 GPUs' "$TEST_TMP/frames")
 ((frames >= 3)) || fail "expected several frames in 1 s at 0.2 s, got $frames"
 "$GPUPIN" "${SIM[@]}" --json ls --watch 0.2 >"$TEST_TMP/json" &
 pid=$!
-sleep 0.7
+# Until two frames are out (a fixed sleep gave one frame under ASan on a slow VM).
+for _ in $(seq 400); do
+  (($(wc -l <"$TEST_TMP/json") >= 2)) && break
+  sleep 0.05
+done
 kill -TERM "$pid"
 wait "$pid" || true
 python3 -c '
