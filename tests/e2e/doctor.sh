@@ -78,10 +78,7 @@ export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
   "$WORKLOAD" "$TEST_TMP/log" &
 runner=$!
 bash -c 'CUDA_VISIBLE_DEVICES=3 "$0" --seconds 60 --name orphan --log "$1" &' "$WORKLOAD" "$TEST_TMP/log"
-for _ in $(seq 100); do
-  [[ $(grep -c '"event":"start"' "$TEST_TMP/log" 2>/dev/null) == 2 ]] && break
-  sleep 0.05
-done
+wait_until 20 "both workloads started" lines_at_least "$TEST_TMP/log" '"event":"start"' 2
 worker=$(grep '"name":"worker"' "$TEST_TMP/log" | head -1 | jq .pid)
 orphan=$(grep '"name":"orphan"' "$TEST_TMP/log" | head -1 | jq .pid)
 [[ -n "$worker" && -n "$orphan" ]] || fail "workloads did not start: $(cat "$TEST_TMP/log" 2>/dev/null)"

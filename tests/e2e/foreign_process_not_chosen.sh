@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest: RUN_SERIAL
 # A workload started outside gpupin makes GPU 0 busy: pick passes it over
 # and --explain says why; a waiter for GPU 0 starts within 200 ms of that
 # process being killed (its exit is watched, not polled).

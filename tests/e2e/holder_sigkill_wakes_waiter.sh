@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest: RUN_SERIAL
 # The job holding the only card is killed with SIGKILL (no cleanup at all):
 # the waiter's command starts within 0.5 s, woken by the holder's exit.
 source "$(dirname "$0")/lib.sh"

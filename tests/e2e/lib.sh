@@ -27,8 +27,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# fail MESSAGE: the test fails, showing MESSAGE and the end of what each
+# process said in $TEST_TMP/*.err.
 fail() {
+  local err
   echo "FAIL: $*" >&2
+  for err in "$TEST_TMP"/*.err; do
+    if [[ -s "$err" ]]; then
+      echo "--- ${err##*/}:" >&2
+      tail -n 5 "$err" >&2
+    fi
+  done
   exit 1
 }
 
@@ -64,11 +73,7 @@ barrier_wait() {
   read -r _ <"$BARRIER"
 }
 barrier_ready() {
-  local n=$1 deadline=$((SECONDS + 20))
-  while (($(ls "$TEST_TMP/ready" | wc -l) < n)); do
-    ((SECONDS < deadline)) || fail "only $(ls "$TEST_TMP/ready" | wc -l) of $n processes reached the barrier"
-    sleep 0.02
-  done
+  wait_until 20 "$1 processes at the barrier" files_at_least "$TEST_TMP/ready" "$1"
   sleep 0.05  # from "ready" to blocked in read
 }
 barrier_release() {
@@ -93,23 +98,40 @@ start_at_once() {
   barrier_release "$n"
 }
 
-# wait_all_ok PID...: waits for each; the first that fails fails the test,
-# showing every $TEST_TMP/*.err.
+# wait_all_ok PID...: waits for each; the first that fails fails the test.
 wait_all_ok() {
   local pid
   for pid in "$@"; do
-    wait "$pid" || fail "a job failed with status $?: $(cat "$TEST_TMP"/*.err 2>/dev/null)"
+    wait "$pid" || fail "a job failed with status $?"
   done
 }
+
+# wait_until SECONDS WHAT CMD...: runs CMD every 10 ms until it succeeds;
+# fails the test, saying WHAT did not happen, after SECONDS (x TIME_FACTOR).
+# For waits on other processes, never for timing claims.
+wait_until() {
+  local limit=$(($1 * TIME_FACTOR)) what=$2 deadline
+  shift 2
+  deadline=$((SECONDS + limit))
+  until "$@"; do
+    ((SECONDS < deadline)) || fail "not within ${limit}s: $what"
+    sleep 0.01
+  done
+}
+
+# lines_at_least FILE PATTERN N: FILE exists and has N lines matching the
+# grep -E pattern.
+lines_at_least() {
+  [[ -f "$1" ]] && (($(grep -cE "$2" "$1") >= $3))
+}
+
+# files_at_least DIR N: DIR holds N entries.
+files_at_least() { (($(ls "$1" | wc -l) >= $2)); }
 
 # wait_for_line FILE PATTERN [SECONDS]: waits until FILE has a line matching
 # the grep -E pattern.
 wait_for_line() {
-  local file=$1 pattern=$2 deadline=$((SECONDS + ${3:-20}))
-  until [[ -f "$file" ]] && grep -qE "$pattern" "$file"; do
-    ((SECONDS < deadline)) || fail "no line matching '$pattern' in $file within ${3:-20}s"
-    sleep 0.01
-  done
+  wait_until "${3:-20}" "a line matching '$2' in $1" lines_at_least "$1" "$2" 1
 }
 
 # job_intervals LOG: one line "PID CARD START_MS END_MS" per workload and
@@ -142,7 +164,7 @@ expect_start_after_kill() {
   local victim=$1 waiter=$2 name=$3 limit_ms=$(($4 * TIME_FACTOR)) killed_ms started_ms
   killed_ms=$(now_ms)
   kill -9 "$victim"
-  wait "$waiter" || fail "$name failed: $(cat "$TEST_TMP/$name.err")"
+  wait "$waiter" || fail "$name failed"
   started_ms=$(event_field "$log" start "$name" t_ms)
   echo "$name started $((started_ms - killed_ms))ms after pid $victim was killed"
   ((started_ms - killed_ms < limit_ms)) ||

@@ -14,10 +14,7 @@ frames=$(grep -c '^2 GPUs' "$TEST_TMP/frames")
 "$GPUPIN" "${SIM[@]}" --json ls --watch 0.2 >"$TEST_TMP/json" &
 pid=$!
 # Until two frames are out (a fixed sleep gave one frame under ASan on a slow VM).
-for _ in $(seq 400); do
-  (($(wc -l <"$TEST_TMP/json") >= 2)) && break
-  sleep 0.05
-done
+wait_until 20 "two --json frames" lines_at_least "$TEST_TMP/json" . 2
 kill -TERM "$pid"
 wait "$pid" || true
 python3 -c '

@@ -9,11 +9,7 @@ GPU2=GPU-32aa84bf-eaa2-ce45-5928-e15760d2e55c
 
 # wait_started NAME: until the workload named NAME has registered.
 wait_started() {
-  for _ in $(seq 100); do
-    grep -q "\"event\":\"start\".*\"name\":\"$1\"" "$TEST_TMP/log" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "workload $1 did not start"
+  wait_for_line "$TEST_TMP/log" "\"event\":\"start\".*\"name\":\"$1\""
 }
 
 CUDA_VISIBLE_DEVICES=2 "$WORKLOAD" --seconds 30 --name job --log "$TEST_TMP/log" &

@@ -20,16 +20,11 @@ job() {
 start_at_once "$jobs" job
 
 # The first 4 picks: 4 distinct cards, before any workload could start.
-deadline=$((SECONDS + 20))
-while [[ ! -f "$TEST_TMP/picks" ]] || (($(wc -l <"$TEST_TMP/picks") < 4)); do
-  ((SECONDS < deadline)) || fail "fewer than 4 picks succeeded: $(cat "$TEST_TMP/pick.err")"
-  sleep 0.01
-done
+wait_until 20 "4 picks succeeded" lines_at_least "$TEST_TMP/picks" . 4
 expect_eq "$(head -4 "$TEST_TMP/picks" | cut -d' ' -f2 | sort -u | wc -l)" 4 "distinct cards among the first 4 picks"
 
 # All 4 cards run a job now: a pick that does not wait must find none.
-wait_for_line "$log" '"event":"start"'
-while (($(grep -c '"event":"start"' "$log") < 4)); do sleep 0.01; done
+wait_until 20 "4 workloads started" lines_at_least "$log" '"event":"start"' 4
 if (($(grep -c '"event":"end"' "$log") == 0)); then
   run_status "$GPUPIN" --simulate "$scenario" pick --ttl 5s
   expect_eq "$STATUS" 3 "pick while every card runs a job"

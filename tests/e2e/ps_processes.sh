@@ -13,10 +13,8 @@ expect_contains "$OUT" "no processes on any GPU" "idle server"
 job=$!
 CUDA_VISIBLE_DEVICES=3 "$WORKLOAD" --seconds 60 --mem 2G &
 foreign=$!
-for _ in $(seq 100); do
-  [[ $("$GPUPIN" "${SIM[@]}" --json ps | jq '.processes | length') == 2 ]] && break
-  sleep 0.05
-done
+gpu_processes_are() { [[ $("$GPUPIN" "${SIM[@]}" --json ps | jq '.processes | length') == "$1" ]]; }
+wait_until 20 "gpupin ps lists the job's and the foreign process" gpu_processes_are 2
 json=$("$GPUPIN" "${SIM[@]}" --json ps)
 expect_eq "$(jq -r '.processes[] | select(.gpu_index == 0) | .lease_id != null' <<<"$json")" true "the job's process belongs to its lease"
 expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .lease_id" <<<"$json")" null "the foreign process belongs to no job"
@@ -37,10 +35,8 @@ kill -CONT "$foreign"
 if mknod "$TEST_TMP/nvidia1" c 195 1 2>/dev/null; then
   python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_PATH); time.sleep(60)' "$TEST_TMP/nvidia1" &
   holder=$!
-  for _ in $(seq 200); do
-    ls -l "/proc/$holder/fd" 2>/dev/null | grep -q nvidia1 && break
-    sleep 0.05
-  done
+  holds_device_file() { ls -l "/proc/$holder/fd" 2>/dev/null | grep -q nvidia1; }
+  wait_until 20 "pid $holder opened the device file" holds_device_file
   run_status "$GPUPIN" "${SIM[@]}" ps --devfiles
   expect_contains "$OUT" "GPU 1  pid $holder" "the device-file holder is found on the GPU whose minor it holds"
   kill "$holder"

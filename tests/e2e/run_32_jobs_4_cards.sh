@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest: RUN_SERIAL
 # 32 `gpupin run --wait` jobs released at one instant on 4 free cards: all
 # succeed, no two ever share a card, each job runs on the card gpupin says it
 # gave it, and the queue keeps all 4 cards busy (makespan near 8 rounds).

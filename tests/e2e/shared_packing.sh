@@ -9,11 +9,7 @@ job() {
   exec "$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 2 --name "j$1" --log "$log" 2>"$TEST_TMP/j$1.err"
 }
 start_at_once 4 job
-deadline=$((SECONDS + 20))
-until [[ -f "$log" ]] && (($(grep -c '"event":"start"' "$log") == 4)); do
-  ((SECONDS < deadline)) || fail "the 4 shared jobs did not all start: $(cat "$TEST_TMP"/j*.err)"
-  sleep 0.01
-done
+wait_until 20 "the 4 shared jobs all started" lines_at_least "$log" '"event":"start"' 4
 "$GPUPIN" --simulate "$scenario" run --mem 20G --wait -- "$WORKLOAD" --mem 20G --seconds 0.1 --name j5 --log "$log" 2>"$TEST_TMP/j5.err" &
 fifth=$!
 wait_for_line "$TEST_TMP/j5.err" 'waiting'

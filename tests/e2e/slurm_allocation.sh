@@ -186,11 +186,8 @@ until munge -S "$W/munge/socket" -n 2>/dev/null | unmunge -S "$W/munge/socket" >
 done
 start_daemon slurmctld slurmctld -D -c -i -f "$SLURM_CONF"
 start_daemon slurmd slurmd -D -N "$node" -f "$SLURM_CONF"
-deadline=$((SECONDS + 20))
-until [[ "$(timeout 5 sinfo -h -n "$node" -o %T 2>/dev/null)" == idle ]]; do
-  ((SECONDS < deadline)) || fail "node $node not idle: $(timeout 5 sinfo -h -n "$node" -o '%T %E')"
-  sleep 0.05
-done
+node_idle() { [[ "$(timeout 5 sinfo -h -n "$node" -o %T 2>/dev/null)" == idle ]]; }
+wait_until 20 "node $node idle" node_idle
 
 # slurmd took gpupin's gres.conf: the node offers the 4 GPUs, bound to both
 # sockets by their Cores=, and no line was refused.
