@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/probe_transcript.h"
+
 extern char** environ;
 
 namespace gpupin {
@@ -27,7 +29,6 @@ struct CUuuid {
   unsigned char bytes[16];
 };
 constexpr CUresult kCudaSuccess = 0;
-constexpr CUresult kCudaErrorNoDevice = 100;
 
 struct CudaApi {
   CUresult (*init)(unsigned int) = nullptr;
@@ -160,30 +161,16 @@ json ProbeDevice(const CudaApi& api, int ordinal) {
   _exit(0);
 }
 
-// The parent's side: what the child said, line by line.
-struct Transcript {
-  std::vector<json> events;
-  std::string partial;  // an unfinished last line
-  bool timed_out = false;
-  int wait_status = 0;
-};
-
-std::string Stage(const Transcript& transcript) {
-  if (transcript.events.empty()) return "while loading libcuda";
-  const std::string last = transcript.events.back().value("event", "");
-  if (last == "loaded") return "in cuInit";
-  if (last == "initialised" || last == "driver_version") return "in cuDeviceGetCount";
-  return "while listing devices";
-}
-
-void Collect(int fd, pid_t child, std::chrono::milliseconds timeout, Transcript* transcript) {
+// The parent's side: what the child says, until it closes the pipe or the
+// deadline passes (then it is killed), and how it ended.
+void Collect(int fd, pid_t child, std::chrono::milliseconds timeout, ProbeTranscript* transcript) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[4096];
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      transcript->timed_out = true;
+      transcript->MarkTimedOut();
       kill(child, SIGKILL);
       break;
     }
@@ -194,87 +181,12 @@ void Collect(int fd, pid_t child, std::chrono::milliseconds timeout, Transcript*
     const ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // EOF: the child is done (or died)
-    transcript->partial.append(buffer, static_cast<size_t>(n));
-    size_t newline;
-    while ((newline = transcript->partial.find('\n')) != std::string::npos) {
-      json event = json::parse(transcript->partial.substr(0, newline), nullptr, false);
-      transcript->partial.erase(0, newline + 1);
-      if (!event.is_discarded() && event.is_object())
-        transcript->events.push_back(std::move(event));
-    }
+    transcript->Append(std::string_view(buffer, static_cast<size_t>(n)));
   }
-  while (waitpid(child, &transcript->wait_status, 0) < 0 && errno == EINTR) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-}
-
-std::string CudaFailure(const json& event) {
-  const int code = event.value("result", -1);
-  std::string text = DescribeCudaError(code);
-  if (text.starts_with("CUDA error") && event.contains("name") && event["name"].is_string()) {
-    text = event["name"].get<std::string>() + " (" + std::to_string(code) + ")";
-  }
-  return event.value("call", "?") + ": " + text;
-}
-
-std::optional<std::string> OptionalString(const json& event, const char* key) {
-  if (!event.contains(key) || !event[key].is_string()) return std::nullopt;
-  return event[key].get<std::string>();
-}
-
-ProbeResult Interpret(const Transcript& transcript, const ProbeOptions& options) {
-  ProbeResult result;
-  bool done = false;
-  for (const json& event : transcript.events) {
-    const std::string kind = event.value("event", "");
-    if (kind == "unavailable") {
-      result.status = ProbeStatus::kUnavailable;
-      result.detail = event.value("detail", "libcuda could not be loaded");
-      return result;
-    }
-    if (kind == "error") {
-      const int code = event.value("result", -1);
-      result.cuda_error = code;
-      result.detail = CudaFailure(event);
-      result.status = code == kCudaErrorNoDevice && event.value("call", "") == "cuInit"
-                          ? ProbeStatus::kNoDevice
-                          : ProbeStatus::kInitFailed;
-      return result;
-    }
-    if (kind == "driver_version" && event["value"].is_number_integer()) {
-      result.driver_version = event["value"].get<int>();
-    }
-    if (kind == "device") {
-      ProbedDevice device;
-      device.ordinal = event.value("ordinal", static_cast<int>(result.devices.size()));
-      device.uuid = OptionalString(event, "uuid");
-      device.pci_bus_id = OptionalString(event, "pci_bus_id");
-      device.name = OptionalString(event, "name");
-      if (event.contains("errors") && event["errors"].is_array()) {
-        for (const json& error : event["errors"]) {
-          if (error.is_string()) device.errors.push_back(error.get<std::string>());
-        }
-      }
-      result.devices.push_back(std::move(device));
-    }
-    done = done || kind == "done";
-  }
-  if (transcript.timed_out) {
-    result.status = ProbeStatus::kTimedOut;
-    result.detail = "the CUDA driver did not answer within " +
-                    std::to_string(options.timeout.count()) + " ms (stuck " + Stage(transcript) +
-                    "); the probe process was killed";
-  } else if (!done) {
-    result.status = ProbeStatus::kCrashed;
-    const int status = transcript.wait_status;
-    result.detail =
-        "the probe process " +
-        (WIFSIGNALED(status) ? "died of signal " + std::to_string(WTERMSIG(status))
-                             : "exited with status " + std::to_string(WEXITSTATUS(status))) +
-        " " + Stage(transcript);
-  } else {
-    result.status = ProbeStatus::kOk;
-  }
-  return result;
+  transcript->SetWaitStatus(status);
 }
 
 }  // namespace
@@ -321,10 +233,10 @@ Result<ProbeResult> ProbeCuda(const ProbeOptions& options) {
     RunChild(options.libcuda_path, fds[1]);
   }
   close(fds[1]);
-  Transcript transcript;
+  ProbeTranscript transcript;
   Collect(fds[0], child, options.timeout, &transcript);
   close(fds[0]);
-  return Interpret(transcript, options);
+  return transcript.Interpret(options.timeout);
 }
 
 }  // namespace gpupin
