@@ -121,11 +121,11 @@ ProbeResult ProbeTranscript::Interpret(std::chrono::milliseconds timeout) const 
                     " ms (stuck " + Stage() + "); the probe process was killed";
   } else if (!done) {
     result.status = ProbeStatus::kCrashed;
-    result.detail =
-        "the probe process " +
-        (WIFSIGNALED(wait_status_) ? "died of signal " + std::to_string(WTERMSIG(wait_status_))
-                                   : "exited with status " + std::to_string(WEXITSTATUS(wait_status_))) +
-        " " + Stage();
+    result.detail = "the probe process " +
+                    (WIFSIGNALED(wait_status_)
+                         ? "died of signal " + std::to_string(WTERMSIG(wait_status_))
+                         : "exited with status " + std::to_string(WEXITSTATUS(wait_status_))) +
+                    " " + Stage();
   } else {
     result.status = ProbeStatus::kOk;
   }

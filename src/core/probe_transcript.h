@@ -42,7 +42,7 @@ class ProbeTranscript {
   std::string Stage() const;
 
   std::vector<nlohmann::json> events_;
-  std::string partial_;        // an unfinished last line
+  std::string partial_;         // an unfinished last line
   bool skipping_line_ = false;  // the rest of an overlong line is being dropped
   bool timed_out_ = false;
   int wait_status_ = 0;

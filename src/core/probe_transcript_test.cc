@@ -21,8 +21,7 @@ ProbeTranscript Said(std::string_view text, int wait_status = Exited(0)) {
 }
 
 TEST(ProbeTranscriptTest, AFullAnswerListsTheDevices) {
-  ProbeResult result =
-      Said(R"({"event":"loaded"}
+  ProbeResult result = Said(R"({"event":"loaded"}
 {"event":"initialised"}
 {"event":"driver_version","value":12040}
 {"event":"count","value":2}
@@ -30,7 +29,7 @@ TEST(ProbeTranscriptTest, AFullAnswerListsTheDevices) {
 {"event":"device","ordinal":1,"errors":["cuDeviceGetUuid: CUDA error 999"]}
 {"event":"done"}
 )")
-          .Interpret(kTimeout);
+                           .Interpret(kTimeout);
   EXPECT_EQ(result.status, ProbeStatus::kOk);
   EXPECT_EQ(result.driver_version, 12040);
   ASSERT_EQ(result.devices.size(), 2u);
@@ -55,11 +54,10 @@ TEST(ProbeTranscriptTest, LinesMayArriveInPieces) {
 }
 
 TEST(ProbeTranscriptTest, CuInitNoDeviceIsARealAnswerOtherErrorsAreFailures) {
-  ProbeResult none =
-      Said(R"({"event":"loaded"}
+  ProbeResult none = Said(R"({"event":"loaded"}
 {"event":"error","call":"cuInit","result":100})"
-           "\n")
-          .Interpret(kTimeout);
+                          "\n")
+                         .Interpret(kTimeout);
   EXPECT_EQ(none.status, ProbeStatus::kNoDevice);
   EXPECT_EQ(none.cuda_error, 100);
   ProbeResult failed =
@@ -123,8 +121,10 @@ not json at all
   EXPECT_EQ(odd_error.cuda_error, -1);
   EXPECT_EQ(odd_error.detail.rfind("?: ", 0), 0u) << odd_error.detail;
 
-  for (const char* line : {R"({"event":"unavailable","detail":{}})" "\n",
-                           R"({"event":"unavailable","detail":""})" "\n"}) {
+  for (const char* line : {R"({"event":"unavailable","detail":{}})"
+                           "\n",
+                           R"({"event":"unavailable","detail":""})"
+                           "\n"}) {
     ProbeResult odd_unavailable = Said(line).Interpret(kTimeout);
     EXPECT_EQ(odd_unavailable.status, ProbeStatus::kUnavailable);
     EXPECT_EQ(odd_unavailable.detail, "libcuda could not be loaded") << line;
@@ -133,8 +133,7 @@ not json at all
 
 TEST(ProbeTranscriptTest, AnOverlongLineIsDroppedAndTheNextOneRead) {
   ProbeTranscript transcript;
-  std::string flood = R"({"event":"device","name":")" +
-                      std::string(ProbeTranscript::kMaxLine, 'x');
+  std::string flood = R"({"event":"device","name":")" + std::string(ProbeTranscript::kMaxLine, 'x');
   transcript.Append(flood);
   transcript.Append(flood);
   transcript.Append(R"("})"
