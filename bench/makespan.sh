@@ -4,31 +4,70 @@
 # DGX H100, against the ideal JOBS/8 seconds. Target: within 1 % of ideal.
 #
 #   cmake --build build/release --target gpupin gpupin_sim
-#   bench/makespan.sh [JOBS] [SECONDS]          # defaults: 64, 1
+#   bench/makespan.sh [JOBS] [SECONDS] [PAIRS]      # defaults: 64, 1, 3
+#
+# Side by side, PAIRS times in turn, the same workloads without gpupin:
+# 8 shell loops released at the same instant, one per card, each starting
+# its JOBS/8 workloads one after another on its fixed card (no queue, no
+# lease, nothing to choose: what starting the processes costs on this
+# machine, with a shell's fork at each hand-off). gpupin/loops is what the
+# queue costs beyond that.
 #
 # Makespan: the first job's start line to the last job's end line (the
 # workload's own log). Hand-off: on each card, a job's end line to the next
 # job's start line.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-jobs=${1:-64} seconds=${2:-1} cards=8
+jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=8
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
 source "$root/tests/e2e/lib.sh"
-echo "reproduce: bench/makespan.sh $jobs $seconds   ($(nproc) CPUs, $(uname -sr))"
+echo "reproduce: bench/makespan.sh $jobs $seconds $pairs   ($(nproc) CPUs, $(uname -sr))"
+((jobs % cards == 0)) || fail "JOBS must be a multiple of $cards"
+export GPUPIN_SIM_SCENARIO="$EXAMPLES/dgx-h100.json"
+ideal_ms=$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print j / c * s * 1000 }')
 
-log="$TEST_TMP/workload.log"
-job() {
-  exec "$GPUPIN" --simulate "$EXAMPLES/dgx-h100.json" run --wait -- \
+gpupin_job() {
+  exec "$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" run --wait -- \
     "$WORKLOAD" --seconds "$seconds" --log "$log" 2>/dev/null
 }
-start_at_once "$jobs" job
-wait_all_ok "${STARTED[@]}"
-expect_no_overlap "$log"
 
-jq -s --argjson released "$RELEASED_MS" --argjson ideal "$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print j / c * s * 1000 }')" -r '
-  (map(select(.event == "start").t_ms) | min) as $first
-  | (map(select(.event == "end").t_ms) | max) as $last
-  | "makespan \($last - $first) ms, ideal \($ideal) ms, ratio \((($last - $first) / $ideal * 1000 | round) / 1000); first start \($first - $released) ms after release"' "$log"
-job_intervals "$log" | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
-  awk '{ a[NR] = $1; sum += $1 } END {
-    printf "hand-off per card: n=%d  p50 %d ms  p99 %d ms  max %d ms  mean %.1f ms\n", NR, a[int(NR * 0.5 + 0.999)], a[int(NR * 0.99 + 0.999)], a[NR], sum / NR }'
+card_loop() {
+  local card=$(($1 - 1)) k
+  for ((k = 0; k < jobs / cards; k++)); do
+    CUDA_VISIBLE_DEVICES=$card "$WORKLOAD" --seconds "$seconds" --log "$log"
+  done
+}
+
+# measure WHAT BODY COUNT: runs COUNT copies of BODY released at once; prints
+# one line for WHAT and sets RATIO.
+measure() {
+  local what=$1 body=$2 count=$3
+  log="$TEST_TMP/$what.$pair.log"
+  start_at_once "$count" "$body"
+  wait_all_ok "${STARTED[@]}"
+  expect_no_overlap "$log"
+  [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
+  local makespan handoff
+  makespan=$(jq -s -r '(map(select(.event == "start").t_ms) | min) as $first
+    | (map(select(.event == "end").t_ms) | max) - $first' "$log")
+  handoff=$(job_intervals "$log" | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
+    awk '{ a[NR] = $1; sum += $1 } END {
+      printf "hand-off p50 %d ms, p99 %d ms, mean %.1f ms", a[int(NR * 0.5 + 0.999)], a[int(NR * 0.99 + 0.999)], sum / NR }')
+  RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
+  printf '%-7s makespan %d ms = %s× ideal; %s\n' "$what" "$makespan" "$RATIO" "$handoff"
+}
+
+gpupin_ratios=() loop_ratios=() relative=()
+for ((pair = 1; pair <= pairs; pair++)); do
+  measure gpupin gpupin_job "$jobs"
+  g=$RATIO
+  measure loops card_loop "$cards"
+  gpupin_ratios+=("$g") loop_ratios+=("$RATIO")
+  relative+=("$(awk -v g="$g" -v f="$RATIO" 'BEGIN { printf "%.3f", g / f }')")
+done
+
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "over $pairs pairs (median, range):"
+echo "  gpupin       $(median "${gpupin_ratios[@]}")× ideal  ($(printf '%s\n' "${gpupin_ratios[@]}" | sort -n | sed -n '1p;$p' | paste -sd-))"
+echo "  loops        $(median "${loop_ratios[@]}")× ideal  ($(printf '%s\n' "${loop_ratios[@]}" | sort -n | sed -n '1p;$p' | paste -sd-))"
+echo "  gpupin/loops $(median "${relative[@]}")×  ($(printf '%s\n' "${relative[@]}" | sort -n | sed -n '1p;$p' | paste -sd-))"
