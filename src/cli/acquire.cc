@@ -90,6 +90,20 @@ std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventor
   return allowed;
 }
 
+// What NVML and /proc showed, and when.
+struct Look {
+  // A look this old is as recent as one taken before waiting for the
+  // state lock, which every choice already risks.
+  static constexpr std::chrono::milliseconds kRecent{50};
+
+  Inventory inventory;
+  GpuProcessFacts processes;
+  Clock::time_point taken;
+  bool fresh;  // taken for the decision at hand
+
+  bool RecentEnough() const { return Clock::now() - taken < kRecent; }
+};
+
 // What blocks the cards, without the policy's advice to use --wait: the
 // waiter already does.
 std::string Blockers(const std::string& refusal) {
@@ -142,18 +156,30 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   // first ones were starting) until it is next in line.
   bool want_snapshot = !(*store)->QueueMayHaveTickets();
   std::optional<ChangeWatch> ahead_watch;
+  // The last look at NVML and /proc. A waiter nudged while still behind
+  // takes one so as to be ready when the ticket ahead goes; that look is
+  // used when it does, if still recent, rather than taking another at the
+  // busiest moment. A recent look may only lead to taking cards: a choice that
+  // finds nothing, to wait or to refuse, is made on a fresh one, so no
+  // waiter sleeps on what it saw earlier.
+  std::optional<Look> look;
+  bool look_again = false;
   for (;;) {
-    std::optional<Inventory> inventory;
-    std::optional<GpuProcessFacts> processes;
-    if (want_snapshot) {
+    if (want_snapshot && (!look || look_again || !look->RecentEnough())) {
       Result<GpuSource*> gpus = world.Gpus();
       if (!gpus.ok()) return give_up(gpus.error());
+      Clock::time_point taken = Clock::now();
       Result<Inventory> snapshot = (*gpus)->Snapshot();
       if (!snapshot.ok()) return give_up(snapshot.error());
-      inventory = std::move(*snapshot);
-      processes = DescribeGpuProcesses(*inventory, procfs);
+      GpuProcessFacts processes = DescribeGpuProcesses(*snapshot, procfs);
+      look = Look{std::move(*snapshot), std::move(processes), taken, true};
+    } else if (look) {
+      look->fresh = false;
     }
+    const Inventory* inventory = want_snapshot && look ? &look->inventory : nullptr;
+    GpuProcessFacts* processes = inventory ? &look->processes : nullptr;
     want_snapshot = true;
+    look_again = false;
     LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
     std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
     size_t waiters_ahead = 0;
@@ -221,6 +247,10 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       std::vector<CardVerdict> failed_verdicts;
       Result<Selection> selection = ChooseGpus(input, &failed_verdicts);
       if (!selection.ok()) {
+        if (!look->fresh) {
+          look_again = true;
+          return Ok{};
+        }
         if (verdicts) *verdicts = failed_verdicts;
         if (selection.error().code != ExitCode::kNoGpu || !request.wait) {
           refusal = selection.error();
@@ -253,7 +283,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       if (!added.ok()) return added.error();
       if (ticket) (void)txn.RemoveTicket(*ticket);
       if (verdicts) *verdicts = selection->verdicts;
-      acquired = Acquired{lease, std::move(*inventory), std::move(*selection)};
+      acquired = Acquired{lease, std::move(look->inventory), std::move(*selection)};
       return Ok{};
     };
     Status transaction = (*store)->Transact([&](LeaseTransaction& txn) {
@@ -270,7 +300,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       return std::move(*acquired);
     }
     if (refusal) return *refusal;
-    if (waiting_text.empty()) continue;  // free to choose, but without a snapshot yet
+    if (waiting_text.empty()) continue;  // free to choose, but without a (fresh) look
 
     display.Show(waiting_text);
     // Next in line: NVML is opened now, while we wait, so that our turn
@@ -292,15 +322,14 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
     WakeReason woke = waiting_on.Wait(deadline, poll, unwatchable || reserved);
-    // Woken by a process's exit (a card may be free), or behind others by
-    // the ticket ahead going (we are likely the head now), we are about to
-    // ask NVML and may take a card: the next in line asks at the same time,
-    // so cards freed together are handed on in parallel rather than one
-    // snapshot after another. Never on a nudge, or the whole queue would wake.
-    if (ticket &&
-        (woke == WakeReason::kProcessExited || (ahead && woke == WakeReason::kStateChanged))) {
-      (*store)->Nudge(*ticket);
-    }
+    // Woken by a process's exit, a card may be free: we are about to ask
+    // NVML and may take it, and the next in line asks at the same time, so
+    // that cards freed together are handed on in parallel rather than one
+    // look after another. Not when we only moved up (the ticket ahead
+    // went): that says nothing about the cards, and nudging then kept one
+    // waiter beyond the last card of every round looking in vain. Never on
+    // a nudge, or the whole queue would wake.
+    if (ticket && woke == WakeReason::kProcessExited) (*store)->Nudge(*ticket);
     if (woke == WakeReason::kDeadline) {
       return give_up(MakeError(ExitCode::kNoGpu,
                                fmt::format("no GPU became available within the --wait time; {}",
