@@ -18,7 +18,7 @@ inline constexpr uint64_t kMaxTicketSeq = uint64_t{1} << 53;
 
 struct QueueTicket {
   std::string id;    // unique; also the file name
-  uint64_t seq = 0;  // smaller is earlier; assigned under the state lock
+  uint64_t seq = 0;  // orders tickets put in place in one clock tick (sys/lease_store.cc)
   ProcessIdentity holder;
   uint32_t uid = 0;
   std::string user;

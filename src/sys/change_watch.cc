@@ -20,12 +20,17 @@ namespace {
 constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
                                       IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
-enum class Drained { kNothing, kNudge, kChange };
+// What the queued inotify events said.
+struct Drained {
+  bool change = false;  // a visible name appeared, changed or went away
+  bool nudge = false;   // the watched file was opened for writing and closed
+  bool attrib = false;  // the watched file's attributes changed: maybe unlinked
+};
 
-// Reads all queued inotify events: a change if any concerns a visible name,
-// a nudge if the only news is a watched file's attributes (a touch).
-Drained DrainInotify(int fd) {
-  Drained drained = Drained::kNothing;
+// Reads all queued inotify events. `file_watch` is the watch descriptor of
+// the watched file, or -1.
+Drained DrainInotify(int fd, int file_watch) {
+  Drained drained;
   alignas(inotify_event) char buffer[16 * 1024];
   while (true) {
     ssize_t n = read(fd, buffer, sizeof buffer);
@@ -34,11 +39,15 @@ Drained DrainInotify(int fd) {
     for (ssize_t at = 0; at < n;) {
       const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
       bool hidden = event->len > 0 && event->name[0] == '.';
-      // An overflowed queue lost events: assume the worst.
-      if ((event->mask & IN_Q_OVERFLOW) != 0 || (!hidden && event->mask != IN_ATTRIB)) {
-        drained = Drained::kChange;
-      } else if (!hidden && drained == Drained::kNothing) {
-        drained = Drained::kNudge;
+      bool on_file = file_watch >= 0 && event->wd == file_watch;
+      if ((event->mask & IN_Q_OVERFLOW) != 0) {
+        drained.change = true;  // events were lost: assume the worst
+      } else if (on_file && event->mask == IN_CLOSE_WRITE) {
+        drained.nudge = true;
+      } else if (on_file && event->mask == IN_ATTRIB) {
+        drained.attrib = true;
+      } else if (!hidden) {
+        drained.change = true;
       }
       at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
     }
@@ -75,13 +84,14 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
   if (file_watch_ >= 0) {
     inotify_rm_watch(inotify_.get(), file_watch_);
     file_watch_ = -1;
-    (void)DrainInotify(inotify_.get());  // the old file's events, IN_IGNORED
+    (void)DrainInotify(inotify_.get(), -1);  // the old file's events, IN_IGNORED
   }
   file_dir_fd_ = dir.fd();
   file_name_ = name;
   std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
-  file_watch_ = inotify_add_watch(inotify_.get(), path.c_str(),
-                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW);
+  file_watch_ = inotify_add_watch(
+      inotify_.get(), path.c_str(),
+      IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_CLOSE_WRITE | IN_DONT_FOLLOW);
   if (file_watch_ < 0) {
     if (errno == ENOENT) {
       changed_already_ = true;
@@ -92,7 +102,7 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
 }
 
 void ChangeWatch::ForgetChangesSoFar() {
-  if (inotify_.valid()) (void)DrainInotify(inotify_.get());
+  if (inotify_.valid()) (void)DrainInotify(inotify_.get(), file_watch_);
 }
 
 void ChangeWatch::WatchProcesses(
@@ -168,18 +178,19 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
       std::erase_if(pidfds_, [&](const auto& entry) { return entry.second.get() == fd.fd; });
     }
     Drained drained = inotify_.valid() && !fds.empty() && fds[0].revents != 0
-                          ? DrainInotify(inotify_.get())
-                          : Drained::kNothing;
+                          ? DrainInotify(inotify_.get(), file_watch_)
+                          : Drained{};
     if (process_exited) return WakeReason::kProcessExited;
-    if (drained == Drained::kChange) return WakeReason::kStateChanged;
-    // Unlinking a file reports IN_ATTRIB (its link count) before
-    // IN_DELETE_SELF: a touch only if the file still has its name.
-    if (drained == Drained::kNudge) {
+    if (drained.change) return WakeReason::kStateChanged;
+    // Unlinking a file reports IN_ATTRIB (its link count) at once, and
+    // IN_DELETE_SELF only once nobody has it open.
+    if (drained.attrib) {
       struct stat st {};
-      bool removed = fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-                     st.st_nlink == 0;
-      return removed ? WakeReason::kStateChanged : WakeReason::kNudged;
+      if (fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+          st.st_nlink == 0)
+        return WakeReason::kStateChanged;
     }
+    if (drained.nudge) return WakeReason::kNudged;
   }
 }
 

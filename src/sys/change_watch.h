@@ -28,7 +28,7 @@ namespace gpupin {
 
 enum class WakeReason {
   kStateChanged,   // a lease or ticket file appeared, changed or went away
-  kNudged,         // a watched file was touched: its owner asks us to look now
+  kNudged,         // its owner notified a watched file's watchers: look now
   kProcessExited,  // a watched process ended (or had already ended)
   kPoll,           // the poll interval passed while something was unwatchable
   kDeadline,       // the caller's deadline passed
@@ -42,8 +42,9 @@ class ChangeWatch {
 
   // Watches one file in `dir` until it is removed or replaced: a waiter
   // behind others in the queue needs to wake only when the ticket just ahead
-  // of it goes, not at every change of the queue. A touch of the file
-  // (LeaseStore::Nudge) wakes it too, as kNudged. A file already gone wakes
+  // of it goes, not at every change of the queue. Opening the file for
+  // writing and closing it (LeaseStore::Nudge) wakes it too, as kNudged; a
+  // change of its attributes alone does not. A file already gone wakes
   // the first Wait at once; without inotify the watch polls.
   static ChangeWatch ForFile(const StateDir& dir, const std::string& name);
   // Moves a ForFile watch to another file. Cheaper than a new watch: closing

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,16 +123,23 @@ TEST(ChangeWatch, AFileWatchWakesWhenThatFileGoesAndNotForOthers) {
   EXPECT_FALSE(gone.needs_poll());
 }
 
-TEST(ChangeWatch, ATouchOfTheWatchedFileIsANudgeAndItsRemovalAChange) {
+TEST(ChangeWatch, NotifyingTheWatchedFileIsANudgeATouchNothingAndItsRemovalAChange) {
   TempDir tmp;
   Result<StateDir> dir = StateDir::Open(tmp / "queue");
   ASSERT_TRUE(dir.ok());
   ASSERT_TRUE(dir->WriteFileAtomic("ahead.json", "{}").ok());
+  Result<int64_t> changed = dir->ChangeTimeNs("ahead.json");
+  ASSERT_TRUE(changed.ok());
   ChangeWatch watch = ChangeWatch::ForFile(*dir, "ahead.json");
-  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->Touch("ahead.json"); });
+  std::this_thread::sleep_for(30ms);  // past the file system's clock tick
+  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->NotifyWatchers("ahead.json"); });
   EXPECT_EQ(reason, WakeReason::kNudged);
   EXPECT_LT(latency, 100ms);
+  EXPECT_EQ(dir->ChangeTimeNs("ahead.json").value(), *changed) << "the file's place is kept";
   EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline) << "reported once";
+  ASSERT_EQ(utimensat(dir->fd(), "ahead.json", nullptr, 0), 0);
+  EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline)
+      << "new times on the file are not a nudge";
   for (int i = 0; i < 20; ++i) {  // the unlink's own IN_ATTRIB must not pass for a touch
     std::string name = fmt::format("t{}.json", i);
     ASSERT_TRUE(dir->WriteFileAtomic(name, "{}").ok());

@@ -78,10 +78,14 @@ std::vector<std::string> RecordNames(const StateDir& dir, const DiagnosticSink& 
 
 std::string LeaseFileName(const Lease& lease) { return FileName(lease.id); }
 
-// A ticket's place is in its file name ("<seq>-<id>.json"), so the queue's
-// order is known from one directory listing and a waiter reads only the
-// tickets it must (PlaceInQueue), not all of them at every turn.
+// A ticket's place is known without reading it, so a waiter reads only the
+// tickets it must (PlaceInQueue), not all of them at every turn: first
+// the file's change time, which the kernel sets when the ticket is put in
+// place and no user can set back, then the `seq` of its name
+// ("<seq>-<id>.json") among tickets of one clock tick. Any user can write
+// a ticket numbered 0; ordered by number alone, it would jump the queue.
 struct TicketFile {
+  int64_t change_time_ns = 0;
   uint64_t seq = 0;
   std::string id;
   std::string name;
@@ -101,19 +105,24 @@ std::optional<TicketFile> ParseTicketFileName(const std::string& name) {
   return file;
 }
 
-// The queue in order, from the names alone.
+// The queue in order, from the listing and the files' change times.
 std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
   std::vector<TicketFile> files;
   for (const std::string& name : RecordNames(queue, diagnostics)) {
-    if (std::optional<TicketFile> file = ParseTicketFileName(name)) {
-      files.push_back(std::move(*file));
-    } else if (diagnostics) {
-      diagnostics(
-          fmt::format("skipped {}/{}: not a ticket file name", queue.path(), Printable(name)));
+    std::optional<TicketFile> file = ParseTicketFileName(name);
+    if (!file) {
+      if (diagnostics)
+        diagnostics(
+            fmt::format("skipped {}/{}: not a ticket file name", queue.path(), Printable(name)));
+      continue;
     }
+    Result<int64_t> changed = queue.ChangeTimeNs(name);
+    if (!changed) continue;  // gone since the listing
+    file->change_time_ns = *changed;
+    files.push_back(std::move(*file));
   }
   std::sort(files.begin(), files.end(), [](const TicketFile& a, const TicketFile& b) {
-    return std::tie(a.seq, a.id) < std::tie(b.seq, b.id);
+    return std::tie(a.change_time_ns, a.seq, a.id) < std::tie(b.change_time_ns, b.seq, b.id);
   });
   return files;
 }
@@ -151,7 +160,8 @@ Result<std::vector<Lease>> LeaseStore::ReadLeases() const {
 }
 
 void LeaseStore::Nudge(const QueueTicket& ticket) const {
-  (void)queue_.Touch(TicketFileName(ticket));  // gone already: nobody to nudge
+  // Not a touch: that would move the ticket's change time, its place.
+  (void)queue_.NotifyWatchers(TicketFileName(ticket));  // gone already: nobody to nudge
 }
 
 bool LeaseStore::QueueMayHaveTickets() const {
@@ -296,22 +306,18 @@ Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicke
 
 // The sequence continues from the tickets present rather than from a counter
 // file: in a sticky directory a counter would belong to whoever created it
-// and nobody else could advance it. Order only matters among tickets that
-// exist, so restarting at 1 when the queue is empty is harmless.
+// and nobody else could advance it. It orders only tickets put in place
+// within one tick of the clock (TicketFile), so restarting at 1 when the
+// queue is empty is harmless, and so is staying at the largest number
+// when someone's ticket claims it: the ids keep the names apart.
 Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
   if (ticket.id.empty()) ticket.id = NewRecordId(ticket.holder);
   if (!IsValidRecordId(ticket.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
-  std::vector<TicketFile> files = TicketFiles(queue_, diagnostics_);
-  uint64_t last = files.empty() ? 0 : files.back().seq;
-  if (last >= kMaxTicketSeq) {
-    return MakeError(ExitCode::kError,
-                     fmt::format("the wait queue in {} holds a ticket numbered {}; remove the "
-                                 "files in it that no gpupin is waiting on",
-                                 queue_.path(), last));
-  }
-  ticket.seq = last + 1;
+  uint64_t last = 0;
+  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) last = std::max(last, file.seq);
+  ticket.seq = std::min(last + 1, kMaxTicketSeq);
   Status written = queue_.WriteFileAtomic(TicketFileName(ticket), TicketToJson(ticket));
   if (!written) return written.error();
   return ticket;

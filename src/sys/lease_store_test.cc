@@ -295,10 +295,50 @@ TEST(LeaseStore, NudgeWakesTheWaiterWatchingTheTicketAndChangesNothing) {
   ASSERT_TRUE(store.ok());
   QueueTicket ahead = f.TakeOwnTicket();
   ChangeWatch behind = ChangeWatch::ForFile(store->queue_dir(), TicketFileName(ahead));
+  Result<int64_t> placed = store->queue_dir().ChangeTimeNs(TicketFileName(ahead));
+  ASSERT_TRUE(placed.ok());
+  std::this_thread::sleep_for(30ms);  // past the file system's clock tick
   store->Nudge(ahead);
   EXPECT_EQ(behind.Wait(std::chrono::steady_clock::now() + 2s, 10s), WakeReason::kNudged);
+  EXPECT_EQ(store->queue_dir().ChangeTimeNs(TicketFileName(ahead)).value(), *placed)
+      << "a nudge keeps the ticket's place";
   f.Transact(
       [&](LeaseTransaction& t) { EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{ahead}); });
+}
+
+// Any user may write a ticket file of their own under any number: one
+// numbered 0, put in place after ours, must not take our place, and one
+// claiming the largest number must not stop anyone from queuing.
+TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok());
+  QueueTicket ours = f.TakeOwnTicket();
+  std::this_thread::sleep_for(30ms);  // past the file system's clock tick
+  QueueTicket forged{"forged0", 0, Self(), geteuid(), "tester", "cut in", "1 GPU", 0};
+  ASSERT_TRUE(
+      store->queue_dir().WriteFileAtomic(TicketFileName(forged), TicketToJson(forged)).ok());
+  QueueTicket highest{"highest", kMaxTicketSeq, Self(), geteuid(), "tester", "last", "1 GPU", 0};
+  ASSERT_TRUE(
+      store->queue_dir().WriteFileAtomic(TicketFileName(highest), TicketToJson(highest)).ok());
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.LiveTickets(&StartTime), (std::vector<QueueTicket>{ours, forged, highest}));
+    Result<QueuePlace> place = t.PlaceInQueue(forged, &StartTime);
+    ASSERT_TRUE(place.ok()) << place.error().message;
+    EXPECT_EQ(place->ahead, 1u);
+    EXPECT_EQ(place->head, ours);
+    place = t.PlaceInQueue(ours, &StartTime);
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->ahead, 0u) << "ours is still the head";
+    std::this_thread::sleep_for(30ms);
+    Result<QueueTicket> after =
+        t.TakeTicket({"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+    ASSERT_TRUE(after.ok()) << after.error().message;
+    EXPECT_EQ(after->seq, kMaxTicketSeq);
+    place = t.PlaceInQueue(*after, &StartTime);
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->ahead, 3u) << "the newest ticket is the last";
+  });
 }
 
 TEST(LeaseStore, ATicketMustSitUnderTheNameOfItsPlace) {

@@ -194,9 +194,18 @@ Status StateDir::Remove(const std::string& name) const {
   return SystemError(fmt::format("cannot remove {}", JoinPath(path_, name)));
 }
 
-Status StateDir::Touch(const std::string& name) const {
-  if (utimensat(fd(), name.c_str(), nullptr, AT_SYMLINK_NOFOLLOW) == 0) return Ok{};
-  return SystemError(fmt::format("cannot touch {}", JoinPath(path_, name)));
+Status StateDir::NotifyWatchers(const std::string& name) const {
+  UniqueFd file(
+      openat(fd(), name.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (file.valid()) return Ok{};
+  return SystemError(fmt::format("cannot notify the watchers of {}", JoinPath(path_, name)));
+}
+
+Result<int64_t> StateDir::ChangeTimeNs(const std::string& name) const {
+  struct stat st {};
+  if (fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return SystemError(fmt::format("cannot stat {}", JoinPath(path_, name)));
+  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
 }
 
 Result<std::vector<std::string>> StateDir::List() const {

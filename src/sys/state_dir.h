@@ -68,10 +68,16 @@ class StateDir {
   // file belongs to another user (sticky directory).
   Status Remove(const std::string& name) const;
 
-  // Sets `name`'s times to now (a symlink is not followed), which inotify
-  // reports to whoever watches the file (IN_ATTRIB). Only our own files:
-  // another user's cannot be touched.
-  Status Touch(const std::string& name) const;
+  // Opens `name` for writing and closes it unchanged, which inotify reports
+  // to whoever watches the file (IN_CLOSE_WRITE). Its times, and so its
+  // change time, stay as they were. Only our own files: another user's
+  // cannot be opened for writing. A symlink is not followed.
+  Status NotifyWatchers(const std::string& name) const;
+
+  // When `name`'s inode last changed (st_ctime), in nanoseconds since the
+  // epoch. Set by the kernel: its owner can move it forward (any change),
+  // never back. A symlink is not followed.
+  Result<int64_t> ChangeTimeNs(const std::string& name) const;
 
   // Names in the directory, without hidden ones (temp files start with '.').
   Result<std::vector<std::string>> List() const;
