@@ -40,13 +40,12 @@ Drained DrainInotify(int fd, int file_watch) {
       const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
       bool hidden = event->len > 0 && event->name[0] == '.';
       bool on_file = file_watch >= 0 && event->wd == file_watch;
-      if ((event->mask & IN_Q_OVERFLOW) != 0) {
-        drained.change = true;  // events were lost: assume the worst
-      } else if (on_file && event->mask == IN_CLOSE_WRITE) {
+      bool lost = (event->mask & IN_Q_OVERFLOW) != 0;  // assume the worst
+      if (!lost && on_file && event->mask == IN_CLOSE_WRITE) {
         drained.nudge = true;
-      } else if (on_file && event->mask == IN_ATTRIB) {
+      } else if (!lost && on_file && event->mask == IN_ATTRIB) {
         drained.attrib = true;
-      } else if (!hidden) {
+      } else if (lost || !hidden) {
         drained.change = true;
       }
       at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
