@@ -66,8 +66,9 @@ for ((pair = 1; pair <= pairs; pair++)); do
   relative+=("$(awk -v g="$g" -v f="$RATIO" 'BEGIN { printf "%.3f", g / f }')")
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# spread VALUE...: "median× (min-max)"
+spread() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { printf "%s×  (%s-%s)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
 echo "over $pairs pairs (median, range):"
-echo "  gpupin       $(median "${gpupin_ratios[@]}")× ideal  ($(printf '%s\n' "${gpupin_ratios[@]}" | sort -n | sed -n '1p;$p' | paste -sd-))"
-echo "  loops        $(median "${loop_ratios[@]}")× ideal  ($(printf '%s\n' "${loop_ratios[@]}" | sort -n | sed -n '1p;$p' | paste -sd-))"
-echo "  gpupin/loops $(median "${relative[@]}")×  ($(printf '%s\n' "${relative[@]}" | sort -n | sed -n '1p;$p' | paste -sd-))"
+echo "  gpupin       $(spread "${gpupin_ratios[@]}") of ideal"
+echo "  loops        $(spread "${loop_ratios[@]}") of ideal"
+echo "  gpupin/loops $(spread "${relative[@]}")"

@@ -99,7 +99,6 @@ struct Look {
   Inventory inventory;
   GpuProcessFacts processes;
   Clock::time_point taken;
-  bool fresh;  // taken for the decision at hand
 
   bool RecentEnough() const { return Clock::now() - taken < kRecent; }
 };
@@ -165,16 +164,15 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   std::optional<Look> look;
   bool look_again = false;
   for (;;) {
-    if (want_snapshot && (!look || look_again || !look->RecentEnough())) {
+    bool fresh_look = want_snapshot && (!look || look_again || !look->RecentEnough());
+    if (fresh_look) {
       Result<GpuSource*> gpus = world.Gpus();
       if (!gpus.ok()) return give_up(gpus.error());
       Clock::time_point taken = Clock::now();
       Result<Inventory> snapshot = (*gpus)->Snapshot();
       if (!snapshot.ok()) return give_up(snapshot.error());
       GpuProcessFacts processes = DescribeGpuProcesses(*snapshot, procfs);
-      look = Look{std::move(*snapshot), std::move(processes), taken, true};
-    } else if (look) {
-      look->fresh = false;
+      look = Look{std::move(*snapshot), std::move(processes), taken};
     }
     const Inventory* inventory = want_snapshot && look ? &look->inventory : nullptr;
     GpuProcessFacts* processes = inventory ? &look->processes : nullptr;
@@ -247,7 +245,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       std::vector<CardVerdict> failed_verdicts;
       Result<Selection> selection = ChooseGpus(input, &failed_verdicts);
       if (!selection.ok()) {
-        if (!look->fresh) {
+        if (!fresh_look) {
           look_again = true;
           return Ok{};
         }

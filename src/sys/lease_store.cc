@@ -105,21 +105,30 @@ std::optional<TicketFile> ParseTicketFileName(const std::string& name) {
   return file;
 }
 
+// The tickets named in the listing, in no order and without their change
+// times.
+std::vector<TicketFile> ListedTicketFiles(const StateDir& queue,
+                                          const DiagnosticSink& diagnostics) {
+  std::vector<TicketFile> files;
+  for (const std::string& name : RecordNames(queue, diagnostics)) {
+    if (std::optional<TicketFile> file = ParseTicketFileName(name)) {
+      files.push_back(std::move(*file));
+    } else if (diagnostics) {
+      diagnostics(
+          fmt::format("skipped {}/{}: not a ticket file name", queue.path(), Printable(name)));
+    }
+  }
+  return files;
+}
+
 // The queue in order, from the listing and the files' change times.
 std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
   std::vector<TicketFile> files;
-  for (const std::string& name : RecordNames(queue, diagnostics)) {
-    std::optional<TicketFile> file = ParseTicketFileName(name);
-    if (!file) {
-      if (diagnostics)
-        diagnostics(
-            fmt::format("skipped {}/{}: not a ticket file name", queue.path(), Printable(name)));
-      continue;
-    }
-    Result<int64_t> changed = queue.ChangeTimeNs(name);
+  for (TicketFile& file : ListedTicketFiles(queue, diagnostics)) {
+    Result<int64_t> changed = queue.ChangeTimeNs(file.name);
     if (!changed) continue;  // gone since the listing
-    file->change_time_ns = *changed;
-    files.push_back(std::move(*file));
+    file.change_time_ns = *changed;
+    files.push_back(std::move(file));
   }
   std::sort(files.begin(), files.end(), [](const TicketFile& a, const TicketFile& b) {
     return std::tie(a.change_time_ns, a.seq, a.id) < std::tie(b.change_time_ns, b.seq, b.id);
@@ -316,7 +325,8 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
   uint64_t last = 0;
-  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) last = std::max(last, file.seq);
+  for (const TicketFile& file : ListedTicketFiles(queue_, diagnostics_))
+    last = std::max(last, file.seq);
   ticket.seq = std::min(last + 1, kMaxTicketSeq);
   Status written = queue_.WriteFileAtomic(TicketFileName(ticket), TicketToJson(ticket));
   if (!written) return written.error();
