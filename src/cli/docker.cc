@@ -87,7 +87,7 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
     return MakeError(ExitCode::kError,
                      "cannot create a temporary directory for docker's --cidfile");
 
-  Result<PendingChild> client = Fork();
+  Result<PendingChild> client = CreatePendingChild();
   if (!client.ok()) return client.error();
   // A detached container outlives its client, so its lease is held by this
   // gpupin process until the container id is attached; an attached one

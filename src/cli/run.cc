@@ -85,7 +85,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   // takes tens of milliseconds) until it is next in line. The simulated
   // server's scenario must be in the environment the child inherits.
   if (Status exported = world.ExportSimulatedServer(); !exported.ok()) return exported.error();
-  Result<PendingChild> child = Fork();
+  Result<PendingChild> child = CreatePendingChild();
   if (!child.ok()) return child.error();
   request->holder = child->identity();
   request->command = JoinCommand(command);

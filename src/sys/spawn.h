@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@
 
 namespace gpupin {
 
-// A child that has been forked but not yet exec'd. It exists first so that
+struct ChildLaunch;
+
+// A child process that has not yet exec'd the command. It exists first so that
 // the lease can name it as holder (its PID and start time): the lease then
 // lives exactly as long as the job, even if gpupin itself is killed. It
 // waits on a pipe until Start(); if gpupin dies before that, the child sees
@@ -42,18 +45,19 @@ class PendingChild {
   int Wait();
 
  private:
-  friend Result<PendingChild> Fork();
-  PendingChild(ProcessIdentity identity, int go_fd, int exec_error_fd)
-      : identity_(identity), go_fd_(go_fd), exec_error_fd_(exec_error_fd) {}
+  friend Result<PendingChild> CreatePendingChild();
+  PendingChild(ProcessIdentity identity, int go_fd, int exec_error_fd,
+               std::unique_ptr<ChildLaunch> launch);
 
   ProcessIdentity identity_;
   int go_fd_ = -1;
   int exec_error_fd_ = -1;
   bool forwarding_ = false;
+  std::unique_ptr<ChildLaunch> launch_;  // shared with the child until it execs
 };
 
 // The command is chosen later (docker's arguments depend on the GPUs
 // chosen), so it travels with the environment at Start().
-Result<PendingChild> Fork();
+Result<PendingChild> CreatePendingChild();
 
 }  // namespace gpupin
