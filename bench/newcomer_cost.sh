@@ -17,20 +17,25 @@ command -v perf >/dev/null || fail "needs perf (Debian package linux-perf)"
 echo "reproduce: bench/newcomer_cost.sh $runs   ($(nproc) CPUs, $(uname -sr))"
 scenario="$EXAMPLES/dgx-h100.json"
 
+# The holders' jobs outlive a killed gpupin run (they hold the lease): they
+# are ended by name.
+trap 'pkill -f gpupin-bench-holder || true; cleanup' EXIT
 for card in 0 1 2 3 4 5 6 7; do
-  "$GPUPIN" --simulate "$scenario" run --only "$card" -- "$WORKLOAD" --seconds 600 2>/dev/null &
+  "$GPUPIN" --simulate "$scenario" run --only "$card" -- \
+    "$WORKLOAD" --seconds 600 --name gpupin-bench-holder >/dev/null 2>&1 &
 done
 wait_until 10 "8 cards leased" files_at_least "$GPUPIN_STATE_DIR/leases" 8
 for waiter in 1 2; do
-  "$GPUPIN" --simulate "$scenario" run --wait -- "$WORKLOAD" --seconds 0 2>/dev/null &
+  "$GPUPIN" --simulate "$scenario" run --wait -- "$WORKLOAD" --seconds 0 >/dev/null 2>&1 &
 done
 wait_until 10 "2 jobs waiting" files_at_least "$GPUPIN_STATE_DIR/queue" 2
 
-# cost WHAT CMD...: "WHAT: CPU ms, page faults" per run (children included), averaged over RUNS.
+# cost WHAT CMD...: "WHAT: CPU ms, page faults" per run (children included),
+# averaged over RUNS; CMD may fail (the newcomer gives up: exit status 3).
 cost() {
   local what=$1
   shift
-  perf stat -x, -r "$runs" -e task-clock,page-faults -- "$@" 2>&1 >/dev/null |
+  { perf stat -x, -r "$runs" -e task-clock,page-faults -- "$@" 2>&1 >/dev/null || true; } |
     awk -F, -v what="$what" '$3 == "task-clock" { cpu = $1 } $3 == "page-faults" { faults = $1 }
       END { printf "%-34s %6.2f ms CPU, %4d page faults\n", what, cpu, faults }'
 }
