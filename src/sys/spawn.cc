@@ -40,9 +40,8 @@ void ForwardSignal(int signal, siginfo_t* info, void*) {
 // nothing but system calls made here: no libc wrapper, which could set
 // errno, gpupin's own (same thread pointer), and no sanitizer code, whose
 // state is gpupin's too.
-#define GPUPIN_CHILD_CODE [[gnu::always_inline, gnu::no_sanitize("address", "undefined")]] inline
-
-GPUPIN_CHILD_CODE long RawSyscall(long number, long a = 0, long b = 0, long c = 0, long d = 0) {
+__attribute__((always_inline, no_sanitize("address", "undefined"))) inline long RawSyscall(
+    long number, long a = 0, long b = 0, long c = 0, long d = 0) {
 #if defined(__x86_64__)
   long result;
   register long r10 __asm__("r10") = d;
@@ -77,7 +76,7 @@ struct ChildLaunch {
   sigset_t parent_mask;
   bool handled[_NSIG] = {};  // signals gpupin catches: the child takes the default
   void* stack = nullptr;
-  size_t stack_size = 64 * 1024;
+  size_t stack_size = size_t{64} * 1024;
 
   std::vector<std::string> candidates;  // the files execvp would try, in order
   std::vector<std::string> argv_storage;
@@ -101,7 +100,7 @@ namespace {
 
 // The child: waits for "go", then execs like execvp (PATH order, a script
 // without #! through /bin/sh) and reports why it could not.
-[[gnu::no_sanitize("address", "undefined")]] int AwaitGoThenExec(void* arg) {
+__attribute__((no_sanitize("address", "undefined"))) int AwaitGoThenExec(void* arg) {
   const ChildLaunch* launch = static_cast<const ChildLaunch*>(arg);
   RawSyscall(SYS_close, launch->parent_go_fd);
   RawSyscall(SYS_close, launch->parent_exec_error_fd);
@@ -156,7 +155,8 @@ std::vector<std::string> ExecCandidates(const std::string& file, const char* pat
   for (;;) {
     size_t end = dirs.find(':', start);
     std::string dir = dirs.substr(start, end == std::string::npos ? end : end - start);
-    candidates.push_back(dir.empty() ? file : dir + "/" + file);
+    if (!dir.empty()) dir += '/';
+    candidates.push_back(dir.append(file));
     if (end == std::string::npos) return candidates;
     start = end + 1;
   }
