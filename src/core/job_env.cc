@@ -28,4 +28,16 @@ EnvChanges JobEnvironment(const JobEnvRequest& request,
   return changes;
 }
 
+std::map<std::string, std::string> WithChanges(std::map<std::string, std::string> environment,
+                                               const EnvChanges& changes) {
+  for (const auto& [name, value] : changes) {
+    if (value) {
+      environment.insert_or_assign(name, *value);
+    } else {
+      environment.erase(name);
+    }
+  }
+  return environment;
+}
+
 }  // namespace gpupin

@@ -27,4 +27,8 @@ struct JobEnvRequest {
 EnvChanges JobEnvironment(const JobEnvRequest& request,
                           const std::map<std::string, std::string>& current);
 
+// `environment` with the changes made: set, replaced or removed.
+std::map<std::string, std::string> WithChanges(std::map<std::string, std::string> environment,
+                                               const EnvChanges& changes);
+
 }  // namespace gpupin

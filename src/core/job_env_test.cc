@@ -33,5 +33,17 @@ TEST(JobEnvironmentTest, MpsLimitPerVisibleOrdinal) {
   EXPECT_EQ(env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=1536M,1=1536M");
 }
 
+TEST(WithChangesTest, SetsReplacesAndRemoves) {
+  std::map<std::string, std::string> environment = WithChanges(
+      {{"HOME", "/home/ada"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"OMP_NUM_THREADS", "8"}},
+      {{"CUDA_VISIBLE_DEVICES", "3"},
+       {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+       {"OMP_NUM_THREADS", std::nullopt},
+       {"NEVER_SET", std::nullopt}});
+  std::map<std::string, std::string> expected = {
+      {"HOME", "/home/ada"}, {"CUDA_VISIBLE_DEVICES", "3"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  EXPECT_EQ(environment, expected);
+}
+
 }  // namespace
 }  // namespace gpupin

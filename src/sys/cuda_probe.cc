@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "core/probe_transcript.h"
+#include "sys/c_string_array.h"
 
 extern char** environ;
 
@@ -205,14 +205,7 @@ std::string FormatCudaUuid(const unsigned char (&bytes)[16]) {
 Result<ProbeResult> ProbeCuda(const ProbeOptions& options) {
   // Everything the child needs is prepared before fork, so that the child
   // only swaps `environ` and goes straight to dlopen.
-  std::vector<std::string> assignments;
-  assignments.reserve(options.environment.size());
-  for (const auto& [name, value] : options.environment)
-    assignments.push_back(fmt::format("{}={}", name, value));
-  std::vector<char*> envp;
-  envp.reserve(assignments.size() + 1);
-  for (std::string& assignment : assignments) envp.push_back(assignment.data());
-  envp.push_back(nullptr);
+  CStringArray environment = EnvironmentBlock(options.environment);
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -229,7 +222,7 @@ Result<ProbeResult> ProbeCuda(const ProbeOptions& options) {
   }
   if (child == 0) {
     close(fds[0]);
-    environ = envp.data();
+    environ = environment.data();
     RunChild(options.libcuda_path, fds[1]);
   }
   close(fds[1]);

@@ -12,10 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <map>
 #include <memory>
-#include <string_view>
 
+#include "sys/c_string_array.h"
+#include "sys/environment.h"
 #include "sys/procfs.h"
 
 namespace gpupin {
@@ -74,17 +75,13 @@ struct ChildLaunch {
   int parent_go_fd = -1;   // closed in the child, so gpupin's death reads as EOF
   int parent_exec_error_fd = -1;
   sigset_t parent_mask;
-  bool handled[_NSIG] = {};  // signals gpupin catches: the child takes the default
   void* stack = nullptr;
   size_t stack_size = size_t{64} * 1024;
 
-  std::vector<std::string> candidates;  // the files execvp would try, in order
-  std::vector<std::string> argv_storage;
-  std::vector<std::string> env_storage;
-  std::vector<char*> candidate_ptrs;
-  std::vector<char*> argv;
-  std::vector<char*> shell_argv;  // "/bin/sh FILE ARGS...", for a script without #!
-  std::vector<char*> envp;
+  CStringArray candidates;  // the files execvp would try, in order
+  CStringArray argv;
+  CStringArray shell_argv;  // "/bin/sh FILE ARGS...", for a script without #!
+  CStringArray envp;
   // The same, as the bare pointers the child reads (it calls no C++ code).
   char* const* candidate_list = nullptr;
   char* const* argv_list = nullptr;
@@ -104,14 +101,20 @@ __attribute__((no_sanitize("address", "undefined"))) int AwaitGoThenExec(void* a
   const ChildLaunch* launch = static_cast<const ChildLaunch*>(arg);
   RawSyscall(SYS_close, launch->parent_go_fd);
   RawSyscall(SYS_close, launch->parent_exec_error_fd);
+  // A copy of gpupin's handlers as they were at the clone (no CLONE_SIGHAND):
+  // each that gpupin catches would run gpupin's code here, so it takes the
+  // default, as posix_spawn does.
   struct KernelSigaction {
     void (*handler)(int);
     unsigned long flags;
     void (*restorer)();
     unsigned long mask;
-  } default_action = {SIG_DFL, 0, nullptr, 0};
+  };
+  const KernelSigaction default_action = {SIG_DFL, 0, nullptr, 0};
   for (int signal = 1; signal < _NSIG; ++signal) {
-    if (launch->handled[signal])
+    KernelSigaction current = {};
+    if (RawSyscall(SYS_rt_sigaction, signal, 0, reinterpret_cast<long>(&current), 8) == 0 &&
+        current.handler != SIG_DFL && current.handler != SIG_IGN)
       RawSyscall(SYS_rt_sigaction, signal, reinterpret_cast<long>(&default_action), 0, 8);
   }
   RawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&launch->parent_mask), 0, 8);
@@ -162,20 +165,6 @@ std::vector<std::string> ExecCandidates(const std::string& file, const char* pat
   }
 }
 
-// The job's environment: ours with the changes applied.
-std::vector<std::string> EnvironmentWith(const EnvChanges& changes) {
-  std::vector<std::string> env;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    std::string_view name = text.substr(0, text.find('='));
-    if (!changes.contains(std::string(name))) env.emplace_back(text);
-  }
-  for (const auto& [name, value] : changes) {
-    if (value) env.push_back(name + "=" + *value);
-  }
-  return env;
-}
-
 }  // namespace
 
 Result<PendingChild> CreatePendingChild() {
@@ -197,11 +186,6 @@ Result<PendingChild> CreatePendingChild() {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) stack = nullptr;
   launch->stack = stack;
-  for (int signal = 1; signal < _NSIG; ++signal) {
-    struct sigaction current = {};
-    if (sigaction(signal, nullptr, &current) == 0)
-      launch->handled[signal] = current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
-  }
   // Blocked until the child has set its own handlers: none of ours may run on its stack.
   sigset_t all;
   sigfillset(&all);
@@ -271,21 +255,18 @@ Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChange
   forwarding_ = true;
 
   ChildLaunch& launch = *launch_;
-  launch.argv_storage = argv;
-  launch.env_storage = EnvironmentWith(env);
-  auto path = env.find("PATH");
-  launch.candidates = ExecCandidates(
-      argv.front(),
-      path != env.end() ? (path->second ? path->second->c_str() : nullptr) : std::getenv("PATH"));
-  for (std::string& file : launch.candidates) launch.candidate_ptrs.push_back(file.data());
-  launch.candidate_ptrs.push_back(nullptr);
-  for (std::string& arg : launch.argv_storage) launch.argv.push_back(arg.data());
-  launch.argv.push_back(nullptr);
-  launch.shell_argv = {const_cast<char*>("/bin/sh"), nullptr};
-  launch.shell_argv.insert(launch.shell_argv.end(), launch.argv.begin() + 1, launch.argv.end());
-  for (std::string& entry : launch.env_storage) launch.envp.push_back(entry.data());
-  launch.envp.push_back(nullptr);
-  launch.candidate_list = launch.candidate_ptrs.data();
+  // The job's environment: ours with the changes made. Like execvp, the
+  // command is looked up in the PATH it will see.
+  const std::map<std::string, std::string> job_env = WithChanges(ProcessEnvironment(), env);
+  auto path = job_env.find("PATH");
+  launch.candidates = CStringArray(
+      ExecCandidates(argv.front(), path != job_env.end() ? path->second.c_str() : nullptr));
+  launch.argv = CStringArray(argv);
+  std::vector<std::string> shell_argv = {"/bin/sh", "FILE"};  // FILE: the child's candidate
+  shell_argv.insert(shell_argv.end(), argv.begin() + 1, argv.end());
+  launch.shell_argv = CStringArray(std::move(shell_argv));
+  launch.envp = EnvironmentBlock(job_env);
+  launch.candidate_list = launch.candidates.data();
   launch.argv_list = launch.argv.data();
   launch.shell_list = launch.shell_argv.data();
   launch.env_list = launch.envp.data();
