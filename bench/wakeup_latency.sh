@@ -5,6 +5,9 @@
 #   sigkill: the holder's job is killed with SIGKILL (the kill -> the waiter's start)
 #   foreign: a process started outside gpupin holds the card and is killed
 #            with SIGKILL (the kill -> the waiter's start)
+#   shell:   no gpupin, for comparison: the same two workloads run one after
+#            the other by the shell (the first's end line -> the second's
+#            start line): a hand-off with nothing to coordinate
 # Targets: release and sigkill p99 < 20 ms, foreign p99 < 200 ms.
 #
 #   cmake --build build/release --target gpupin gpupin_sim
@@ -55,6 +58,12 @@ trial() {
       from=$(now_ms)
       kill -9 "$holder"
       ;;
+    shell)
+      CUDA_VISIBLE_DEVICES=0 GPUPIN_SIM_SCENARIO=$scenario "$WORKLOAD" --seconds 0.3 --name "h$kind$k" --log "$log"
+      CUDA_VISIBLE_DEVICES=0 GPUPIN_SIM_SCENARIO=$scenario "$WORKLOAD" --seconds 0 --name "w$kind$k" --log "$log"
+      echo $(($(event_field "$log" start "w$kind$k" t_ms) - $(event_field "$log" end "h$kind$k" t_ms)))
+      return
+      ;;
   esac
   wait "$waiter" || fail "the waiter failed: $(cat "$TEST_TMP/w$kind$k.err")"
   wait "$holder" 2>/dev/null || true
@@ -68,7 +77,7 @@ summary() {
     printf "%-8s n=%d  min %d ms  p50 %d ms  p99 %d ms  max %d ms\n", kind, NR, a[1], p50, p99, a[NR] }'
 }
 
-for kind in release sigkill foreign; do
+for kind in release sigkill foreign shell; do
   # stderr aside: bash reports every SIGKILLed job.
   for k in $(seq "$trials"); do trial "$kind" "$k"; done 2>"$TEST_TMP/errors" | summary "$kind" ||
     fail "$(grep -v Killed "$TEST_TMP/errors")"
