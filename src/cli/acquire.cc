@@ -135,6 +135,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   };
   QueueDisplay display(world);
   const ProcFs& procfs = world.procfs();
+  const StoppedCheck stopped = [&procfs](int pid) { return ProcessStopped(procfs, pid); };
   uint32_t uid = static_cast<uint32_t>(getuid());
   // Our environment does not change while we wait: read it once.
   const VisibilityEnv visibility = VisibilityEnvFromProcess();
@@ -196,7 +197,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
       return Ok{};
     };
     auto read_and_decide = [&](LeaseTransaction& txn) -> Status {
-      Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts.process_start_time);
+      Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts.process_start_time, stopped);
       if (!place.ok()) return place.error();
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
@@ -319,7 +320,13 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     waiting_on.WatchProcesses(watched, facts.process_start_time);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
-    WakeReason woke = waiting_on.Wait(deadline, poll, unwatchable || reserved);
+    // Behind others, a waiter also looks at the ticket just ahead at every
+    // poll interval: stopped there (Ctrl-Z), its holder would hold up the
+    // queue with no event to say so; PlaceInQueue then passes it over.
+    WakeReason woke;
+    do {
+      woke = waiting_on.Wait(deadline, poll, unwatchable || reserved || ahead.has_value());
+    } while (woke == WakeReason::kPoll && ahead && !ProcessStopped(procfs, ahead->holder.pid));
     // Woken by a process's exit, a card may be free: we are about to ask
     // NVML and may take it, and the next in line asks at the same time, so
     // that cards freed together are handed on in parallel rather than one

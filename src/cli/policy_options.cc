@@ -50,7 +50,9 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("--wait", flags.wait, "queue until GPUs are free (optionally at most DURATION)")
       ->expected(0, 1)
       ->option_text("[=DURATION]");
-  app.add_option("--poll", flags.poll, "re-check interval for what cannot be watched (default 2s)")
+  app.add_option("--poll", flags.poll,
+                 "re-check interval for what cannot be watched, e.g. a waiting job ahead suspended "
+                 "with Ctrl-Z (default 2s)")
       ->option_text("DURATION");
 }
 

@@ -284,8 +284,17 @@ std::vector<QueueTicket> LeaseTransaction::LiveTickets(const StartTimeOf& start_
   return live;
 }
 
+std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const std::string& name,
+                                                               const StartTimeOf& start_time,
+                                                               const StoppedCheck& stopped) {
+  std::optional<QueueTicket> ticket = ReadLiveTicket(name, start_time);
+  if (ticket && stopped && stopped(ticket->holder.pid)) return std::nullopt;
+  return ticket;
+}
+
 Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicket>& mine,
-                                                  const StartTimeOf& start_time) {
+                                                  const StartTimeOf& start_time,
+                                                  const StoppedCheck& stopped) {
   std::vector<TicketFile> files = TicketFiles(queue_, diagnostics_);
   size_t ahead = files.size();
   if (mine) {
@@ -302,11 +311,11 @@ Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicke
   size_t just_ahead = ahead;
   while (just_ahead > 0 && !place.just_ahead) {
     --just_ahead;
-    place.just_ahead = ReadLiveTicket(files[just_ahead].name, start_time);
+    place.just_ahead = ReadWaitingTicket(files[just_ahead].name, start_time, stopped);
     if (!place.just_ahead) --place.ahead;
   }
   for (size_t i = 0; i < just_ahead && !place.head; ++i) {
-    place.head = ReadLiveTicket(files[i].name, start_time);
+    place.head = ReadWaitingTicket(files[i].name, start_time, stopped);
     if (!place.head) --place.ahead;
   }
   if (!place.head) place.head = place.just_ahead;

@@ -31,6 +31,8 @@ using DiagnosticSink = std::function<void(const std::string&)>;
 
 // Whether a process with this PID lives, and its start time (ProcFs::Stat).
 using StartTimeOf = std::function<std::optional<uint64_t>(int pid)>;
+// Whether a live process is stopped (ProcessStopped).
+using StoppedCheck = std::function<bool(int pid)>;
 
 // "<pid>-<start time>-<random>": unique across processes, PID reuse and
 // repeated calls by one process.
@@ -118,9 +120,12 @@ class LeaseTransaction {
   // Where the ticket `mine` stands (nullopt: a newcomer, behind everyone),
   // reading only the live ticket just ahead of it and the head: a waiter's
   // turn costs the same with 5 or 500 waiters. Dead tickets met on the way
-  // are removed where allowed. Fails when `mine` is no longer in the queue.
+  // are removed where allowed. A ticket whose holder is `stopped` (a job
+  // suspended with Ctrl-Z while it waited) is passed over, not removed: it
+  // would hold up everyone behind it, and it takes its place again when
+  // continued. Fails when `mine` is no longer in the queue.
   Result<QueuePlace> PlaceInQueue(const std::optional<QueueTicket>& mine,
-                                  const StartTimeOf& start_time);
+                                  const StartTimeOf& start_time, const StoppedCheck& stopped = {});
   // Joins the end of the queue: assigns `ticket.seq` (after every ticket
   // present) and, when empty, `ticket.id`; returns the ticket as recorded.
   Result<QueueTicket> TakeTicket(QueueTicket ticket);
@@ -130,6 +135,10 @@ class LeaseTransaction {
   friend class LeaseStore;
   std::optional<QueueTicket> ReadTicket(const std::string& name);
   std::optional<QueueTicket> ReadLiveTicket(const std::string& name, const StartTimeOf& start_time);
+  // A live ticket whose holder is not stopped.
+  std::optional<QueueTicket> ReadWaitingTicket(const std::string& name,
+                                               const StartTimeOf& start_time,
+                                               const StoppedCheck& stopped);
   LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink)
       : leases_(leases), queue_(queue), diagnostics_(sink) {}
 

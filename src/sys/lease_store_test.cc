@@ -289,6 +289,49 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   });
 }
 
+// A job suspended with Ctrl-Z while it waited must not hold up everyone
+// behind it, nor lose its place: it is passed over only while stopped.
+TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
+  Fixture f;
+  pid_t child = fork();
+  if (child == 0) {
+    for (;;) pause();
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  ASSERT_EQ(waitpid(child, &status, WUNTRACED), child);
+  ASSERT_TRUE(WIFSTOPPED(status));
+  const ProcessIdentity suspended{child, StartTime(child).value_or(0)};
+  const StoppedCheck stopped = [](int pid) { return ProcessStopped(ProcFs(), pid); };
+  f.Transact([&](LeaseTransaction& t) {
+    Result<QueueTicket> first =
+        t.TakeTicket({"", 0, suspended, geteuid(), "tester", "suspended", "1 GPU", 0});
+    Result<QueueTicket> second =
+        t.TakeTicket({"", 0, Self(), geteuid(), "tester", "waiting", "1 GPU", 0});
+    ASSERT_TRUE(first.ok() && second.ok());
+
+    Result<QueuePlace> place = t.PlaceInQueue(*second, &StartTime, stopped);
+    ASSERT_TRUE(place.ok()) << place.error().message;
+    EXPECT_FALSE(place->just_ahead.has_value()) << "the stopped ticket does not hold us up";
+    EXPECT_EQ(place->ahead, 0u);
+    EXPECT_EQ(t.ReadTickets().size(), 2u) << "the stopped ticket is kept";
+    place = t.PlaceInQueue(std::nullopt, &StartTime, stopped);
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->just_ahead, *second);
+    EXPECT_EQ(place->head, *second);
+
+    ASSERT_EQ(kill(child, SIGCONT), 0);
+    ASSERT_EQ(waitpid(child, &status, WCONTINUED), child);
+    place = t.PlaceInQueue(*second, &StartTime, stopped);
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->just_ahead, *first) << "continued, it is ahead of us again";
+    EXPECT_EQ(place->ahead, 1u);
+  });
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+
 TEST(LeaseStore, NudgeWakesTheWaiterWatchingTheTicketAndChangesNothing) {
   Fixture f;
   Result<LeaseStore> store = f.Open();

@@ -160,6 +160,11 @@ std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid) {
   return stat->start_time_ticks;
 }
 
+bool ProcessStopped(const ProcFs& procfs, int pid) {
+  std::optional<ProcessStat> stat = procfs.Stat(pid);
+  return stat && (stat->state == 'T' || stat->state == 't');
+}
+
 std::string UserName(uint32_t uid) {
   // Asked for every GPU process at every choice, and each lookup reads the
   // password database anew; a name that changes while gpupin runs is rare

@@ -49,6 +49,10 @@ class ProcFs {
 // its status, so it holds nothing. nullopt when there is no such process.
 std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid);
 
+// Whether process `pid` is stopped: by a signal (Ctrl-Z, SIGSTOP; state T)
+// or by a debugger (t). It runs no code of its own until continued.
+bool ProcessStopped(const ProcFs& procfs, int pid);
+
 // The shell a `$(gpupin pick)` or `eval "$(gpupin env)"` belongs to, from
 // gpupin's parent `pid`: a command substitution or `( ... )` runs in a forked
 // copy of the shell (same command line as its parent) that exits as soon as
