@@ -59,9 +59,12 @@ class QueueDisplay {
   std::string last_;
 };
 
-QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_unix_ms) {
+QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_unix_ms,
+                       const ProcFs& procfs) {
   QueueTicket ticket;
   ticket.holder = request.holder;
+  if (std::optional<uint64_t> start = LiveProcessStartTime(procfs, getpid()))
+    ticket.waiter = ProcessIdentity{getpid(), *start};
   ticket.uid = uid;
   ticket.user = UserName(uid);
   ticket.command = request.command;
@@ -191,7 +194,8 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
 
     auto join_queue = [&](LeaseTransaction& txn) -> Status {
       if (ticket) return Ok{};
-      Result<QueueTicket> taken = txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms));
+      Result<QueueTicket> taken =
+          txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms, procfs));
       if (!taken.ok()) return taken.error();
       ticket = *taken;
       return Ok{};
@@ -215,6 +219,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
         ahead = place->just_ahead;
         waiters_ahead = place->ahead;
         watched.push_back(ahead->holder);
+        if (ahead->waiter) watched.push_back(*ahead->waiter);
         waiting_text =
             fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1),
                         place->ahead, place->head->user, place->head->request);

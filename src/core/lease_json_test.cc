@@ -155,6 +155,25 @@ TEST(TicketJson, RoundTrips) {
   EXPECT_EQ(back->created_unix_ms, ticket.created_unix_ms);
 }
 
+TEST(TicketJson, WaiterIsOptionalAndRoundTrips) {
+  QueueTicket ticket{"t-1", 42, {77, 123}, 1000, "bob", "python x.py", "1 GPU", 55};
+  ticket.waiter = ProcessIdentity{78, 124};
+  Result<QueueTicket> back = TicketFromJson(TicketToJson(ticket));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, ticket);
+
+  nlohmann::json older = nlohmann::json::parse(TicketToJson(ticket));
+  older.erase("waiter");
+  back = TicketFromJson(older.dump());
+  ASSERT_TRUE(back.ok()) << "a ticket of an older gpupin: " << back.error().message;
+  EXPECT_FALSE(back->waiter.has_value());
+
+  older["waiter"] = {{"pid", 0}, {"start_time_ticks", 1}};
+  back = TicketFromJson(older.dump());
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.error().message.find("waiter"), std::string::npos) << back.error().message;
+}
+
 TEST(TicketJson, RejectsSequenceBeyondExactRange) {
   QueueTicket ticket{"t-1", 1, {77, 123}, 1000, "bob", "x", "y", 55};
   nlohmann::json json = nlohmann::json::parse(TicketToJson(ticket));

@@ -20,6 +20,7 @@ std::string TicketToJson(const QueueTicket& ticket) {
       {"request", ticket.request},
       {"created_unix_ms", ticket.created_unix_ms},
   };
+  if (ticket.waiter) json["waiter"] = ProcessIdentityToJson(*ticket.waiter);
   return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -36,6 +37,8 @@ Result<QueueTicket> TicketFromJson(std::string_view text) {
   ticket.command = fields.String("command");
   ticket.request = fields.String("request");
   ticket.created_unix_ms = fields.Integer("created_unix_ms");
+  if (json->contains("waiter") && !json->at("waiter").is_null())
+    ticket.waiter = ReadProcessIdentity(fields, "waiter");
   if (!fields.error() && !IsValidRecordId(ticket.id)) {
     fields.Fail("id", "must be 1 to 128 letters, digits, '-' or '_'");
   }

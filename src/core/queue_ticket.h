@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,11 @@ struct QueueTicket {
   std::string command;
   std::string request;  // what it waits for, for `gpupin leases` ("2 GPUs, 24G shared")
   int64_t created_unix_ms = 0;
+  // The gpupin process waiting for this ticket. For pick, env and docker it
+  // is not the holder (the shell or client that gets the cards), and a
+  // ticket whose waiter was SIGKILLed must not stay in the queue for as
+  // long as that shell lives. Absent in tickets of older gpupin.
+  std::optional<ProcessIdentity> waiter;
   friend bool operator==(const QueueTicket&, const QueueTicket&) = default;
 };
 

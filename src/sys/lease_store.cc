@@ -269,7 +269,10 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& n
                                                             const StartTimeOf& start_time) {
   std::optional<QueueTicket> ticket = ReadTicket(name);
   if (!ticket) return std::nullopt;
-  if (start_time(ticket->holder.pid) == ticket->holder.start_time_ticks) return ticket;
+  auto alive = [&](const ProcessIdentity& process) {
+    return start_time(process.pid) == process.start_time_ticks;
+  };
+  if (alive(ticket->holder) && (!ticket->waiter || alive(*ticket->waiter))) return ticket;
   RemoveIfAllowed(queue_, name);
   return std::nullopt;
 }
@@ -288,7 +291,9 @@ std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const std::string
                                                                const StartTimeOf& start_time,
                                                                const StoppedCheck& stopped) {
   std::optional<QueueTicket> ticket = ReadLiveTicket(name, start_time);
-  if (ticket && stopped && stopped(ticket->holder.pid)) return std::nullopt;
+  if (ticket && stopped &&
+      (stopped(ticket->holder.pid) || (ticket->waiter && stopped(ticket->waiter->pid))))
+    return std::nullopt;
   return ticket;
 }
 

@@ -134,8 +134,10 @@ class LeaseTransaction {
  private:
   friend class LeaseStore;
   std::optional<QueueTicket> ReadTicket(const std::string& name);
+  // A ticket whose holder and waiter (when recorded) both live; a dead one
+  // is removed where allowed.
   std::optional<QueueTicket> ReadLiveTicket(const std::string& name, const StartTimeOf& start_time);
-  // A live ticket whose holder is not stopped.
+  // A live ticket whose holder and waiter are not stopped.
   std::optional<QueueTicket> ReadWaitingTicket(const std::string& name,
                                                const StartTimeOf& start_time,
                                                const StoppedCheck& stopped);

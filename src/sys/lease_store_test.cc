@@ -332,6 +332,27 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
   waitpid(child, nullptr, 0);
 }
 
+// `gpupin pick --wait` queues for its shell: a SIGKILLed pick leaves its
+// ticket behind with a live holder, and that ticket must not hold up the
+// queue for as long as the shell lives.
+TEST(LeaseStore, ATicketWhoseWaiterIsGoneIsDeadThoughItsHolderLives) {
+  Fixture f;
+  f.Transact([&](LeaseTransaction& t) {
+    QueueTicket orphan{"", 0, Self(), geteuid(), "tester", "pick", "1 GPU", 0};
+    orphan.waiter = testing::DeadProcess();
+    Result<QueueTicket> first = t.TakeTicket(orphan);
+    QueueTicket waiting{"", 0, Self(), geteuid(), "tester", "pick", "1 GPU", 0};
+    waiting.waiter = Self();
+    Result<QueueTicket> second = t.TakeTicket(waiting);
+    ASSERT_TRUE(first.ok() && second.ok());
+
+    Result<QueuePlace> place = t.PlaceInQueue(*second, &StartTime);
+    ASSERT_TRUE(place.ok()) << place.error().message;
+    EXPECT_FALSE(place->just_ahead.has_value()) << "the orphaned ticket does not hold us up";
+    EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{*second}) << "and it is removed";
+  });
+}
+
 TEST(LeaseStore, NudgeWakesTheWaiterWatchingTheTicketAndChangesNothing) {
   Fixture f;
   Result<LeaseStore> store = f.Open();
