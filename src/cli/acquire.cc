@@ -326,12 +326,12 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
     // Behind others, a waiter also looks at the ticket just ahead at every
-    // poll interval: stopped there (Ctrl-Z), its holder would hold up the
+    // poll interval: stopped there (Ctrl-Z), its holder or waiter would hold up the
     // queue with no event to say so; PlaceInQueue then passes it over.
     WakeReason woke;
     do {
       woke = waiting_on.Wait(deadline, poll, unwatchable || reserved || ahead.has_value());
-    } while (woke == WakeReason::kPoll && ahead && !ProcessStopped(procfs, ahead->holder.pid));
+    } while (woke == WakeReason::kPoll && ahead && !TicketStopped(*ahead, stopped));
     // Woken by a process's exit, a card may be free: we are about to ask
     // NVML and may take it, and the next in line asks at the same time, so
     // that cards freed together are handed on in parallel rather than one

@@ -287,13 +287,15 @@ std::vector<QueueTicket> LeaseTransaction::LiveTickets(const StartTimeOf& start_
   return live;
 }
 
+bool TicketStopped(const QueueTicket& ticket, const StoppedCheck& stopped) {
+  return stopped(ticket.holder.pid) || (ticket.waiter && stopped(ticket.waiter->pid));
+}
+
 std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const std::string& name,
                                                                const StartTimeOf& start_time,
                                                                const StoppedCheck& stopped) {
   std::optional<QueueTicket> ticket = ReadLiveTicket(name, start_time);
-  if (ticket && stopped &&
-      (stopped(ticket->holder.pid) || (ticket->waiter && stopped(ticket->waiter->pid))))
-    return std::nullopt;
+  if (ticket && stopped && TicketStopped(*ticket, stopped)) return std::nullopt;
   return ticket;
 }
 

@@ -34,6 +34,10 @@ using StartTimeOf = std::function<std::optional<uint64_t>(int pid)>;
 // Whether a live process is stopped (ProcessStopped).
 using StoppedCheck = std::function<bool(int pid)>;
 
+// Whether the ticket's holder or its waiter is stopped: either way nobody
+// acts for it until it is continued.
+bool TicketStopped(const QueueTicket& ticket, const StoppedCheck& stopped);
+
 // "<pid>-<start time>-<random>": unique across processes, PID reuse and
 // repeated calls by one process.
 std::string NewRecordId(const ProcessIdentity& holder);
@@ -120,7 +124,7 @@ class LeaseTransaction {
   // Where the ticket `mine` stands (nullopt: a newcomer, behind everyone),
   // reading only the live ticket just ahead of it and the head: a waiter's
   // turn costs the same with 5 or 500 waiters. Dead tickets met on the way
-  // are removed where allowed. A ticket whose holder is `stopped` (a job
+  // are removed where allowed. A ticket whose holder or waiter is `stopped` (a job
   // suspended with Ctrl-Z while it waited) is passed over, not removed: it
   // would hold up everyone behind it, and it takes its place again when
   // continued. Fails when `mine` is no longer in the queue.

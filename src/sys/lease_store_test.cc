@@ -332,6 +332,19 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
   waitpid(child, nullptr, 0);
 }
 
+// A `$(gpupin pick --wait)` suspended with Ctrl-Z stops the pick, not its
+// shell (the holder): the ticket is stopped all the same.
+TEST(LeaseStore, ATicketIsStoppedWhenItsHolderOrItsWaiterIs) {
+  QueueTicket ticket{"t-1", 1, {10, 1}, 0, "tester", "pick", "1 GPU", 0};
+  const StoppedCheck only_11 = [](int pid) { return pid == 11; };
+  EXPECT_FALSE(TicketStopped(ticket, only_11));
+  ticket.waiter = ProcessIdentity{11, 1};
+  EXPECT_TRUE(TicketStopped(ticket, only_11)) << "its waiter is stopped";
+  ticket.holder.pid = 11;
+  ticket.waiter = ProcessIdentity{12, 1};
+  EXPECT_TRUE(TicketStopped(ticket, only_11)) << "its holder is stopped";
+}
+
 // `gpupin pick --wait` queues for its shell: a SIGKILLed pick leaves its
 // ticket behind with a live holder, and that ticket must not hold up the
 // queue for as long as the shell lives.
