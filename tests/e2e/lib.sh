@@ -171,6 +171,36 @@ expect_start_after_kill() {
     fail "$name started $((started_ms - killed_ms))ms after pid $victim was killed (over ${limit_ms}ms)"
 }
 
+# expect_passed_over_while_stopped BEHIND PID...: suspends a waiting job
+# (SIGSTOP to PID...), then SIGKILLs the workload named holder (in $log).
+# The job behind the suspended one (background gpupin BEHIND, workload named
+# behind, waiting with --poll 200ms) must start within 2 s (x TIME_FACTOR)
+# and succeed; then the suspended job is continued.
+expect_passed_over_while_stopped() {
+  local behind=$1 killed_ms started_ms
+  shift
+  kill -STOP "$@"
+  killed_ms=$(now_ms)
+  kill -9 "$(event_field "$log" start holder pid)"
+  wait_for_line "$log" '"event":"start".*"name":"behind"' 10
+  started_ms=$(event_field "$log" start behind t_ms)
+  echo "behind started $((started_ms - killed_ms))ms after the holder was killed"
+  ((started_ms - killed_ms < 2000 * TIME_FACTOR)) ||
+    fail "behind started $((started_ms - killed_ms))ms after the holder was killed (poll: 200ms)"
+  wait "$behind" || fail "behind failed"
+  kill -CONT "$@"
+}
+
+# expect_ran_after NAME OTHER: the workload NAME (in $log) started only once
+# OTHER had ended.
+expect_ran_after() {
+  local other_end name_start
+  other_end=$(event_field "$log" end "$2" t_ms)
+  name_start=$(event_field "$log" start "$1" t_ms)
+  [[ -n $other_end && -n $name_start ]] || fail "$1 or $2 never ran to its end"
+  ((name_start >= other_end)) || fail "$1 started at $name_start, while $2 ran (until $other_end)"
+}
+
 # make_sysfs DIR SOCKETS CORES THREADS: a sysfs tree (for GPUPIN_SYSFS_ROOT)
 # of SOCKETS x CORES x THREADS CPUs numbered the usual Linux way: the first
 # thread of every core, socket by socket, then the second threads in the same

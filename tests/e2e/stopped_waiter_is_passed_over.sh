@@ -22,20 +22,6 @@ wait_for_line "$TEST_TMP/behind.err" 'waiting: 2nd in queue'
 mapfile -t children < <(pgrep -P "$suspended")
 job=("$suspended" "${children[@]}")
 ((${#job[@]} == 2)) || fail "expected gpupin and its pending child, found: ${job[*]}"
-kill -STOP "${job[@]}"
-killed_ms=$(now_ms)
-kill -9 "$(event_field "$log" start holder pid)"
-wait_for_line "$log" '"event":"start".*"name":"behind"' 10
-started_ms=$(event_field "$log" start behind t_ms)
-echo "behind started $((started_ms - killed_ms))ms after the holder was killed"
-((started_ms - killed_ms < 2000 * TIME_FACTOR)) ||
-  fail "behind started $((started_ms - killed_ms))ms after the holder was killed (poll: 200ms)"
-wait "$behind" || fail "behind failed"
-
-kill -CONT "${job[@]}"
+expect_passed_over_while_stopped "$behind" "${job[@]}"
 wait "$suspended" || fail "the suspended job failed after it was continued: $(cat "$TEST_TMP/suspended.err")"
-behind_end=$(event_field "$log" end behind t_ms)
-suspended_start=$(event_field "$log" start suspended t_ms)
-[[ -n $behind_end && -n $suspended_start ]] || fail "a job never ran to its end"
-((suspended_start >= behind_end)) ||
-  fail "the suspended job started at $suspended_start, while the other ran (until $behind_end)"
+expect_ran_after suspended behind
