@@ -13,6 +13,8 @@
 #include "out/json_value.h"
 #include "out/table.h"
 #include "out/terminal.h"
+#include "sys/lease_store.h"
+#include "sys/procfs.h"
 
 namespace gpupin {
 namespace {
@@ -22,9 +24,15 @@ struct LeaseRow {
   LeaseState state = LeaseState::kLive;
 };
 
+struct TicketRow {
+  QueueTicket ticket;
+  // Its holder or waiter is stopped (Ctrl-Z): waiters behind pass it over.
+  bool stopped = false;
+};
+
 struct StateSnapshot {
   std::vector<LeaseRow> leases;
-  std::vector<QueueTicket> queue;
+  std::vector<TicketRow> queue;
   std::map<std::string, uint32_t> index_of_uuid;
 };
 
@@ -72,7 +80,12 @@ Result<StateSnapshot> ReadState(World& world) {
       LeaseState state = EvaluateLease(lease, facts);
       snapshot.leases.push_back({std::move(lease), state});
     }
-    snapshot.queue = txn.LiveTickets(facts.process_start_time);
+    const ProcFs& procfs = world.procfs();
+    const StoppedCheck stopped = [&procfs](int pid) { return ProcessStopped(procfs, pid); };
+    for (QueueTicket& ticket : txn.LiveTickets(facts.process_start_time)) {
+      bool is_stopped = TicketStopped(ticket, stopped);
+      snapshot.queue.push_back({std::move(ticket), is_stopped});
+    }
     return Ok{};
   });
   if (!read.ok()) return read.error();
@@ -119,8 +132,9 @@ Result<int> ShowLeases(World& world, bool all) {
     }
     nlohmann::ordered_json queue = nlohmann::ordered_json::array();
     for (size_t i = 0; i < snapshot->queue.size(); ++i) {
-      const QueueTicket& ticket = snapshot->queue[i];
+      const QueueTicket& ticket = snapshot->queue[i].ticket;
       queue.push_back({{"position", i + 1},
+                       {"state", snapshot->queue[i].stopped ? "stopped" : "waiting"},
                        {"id", ticket.id},
                        {"user", ticket.user},
                        {"pid", ticket.holder.pid},
@@ -158,12 +172,15 @@ Result<int> ShowLeases(World& world, bool all) {
                  {"PID", Align::kRight},
                  {"WANTS"},
                  {"SINCE"},
+                 {"STATE"},
                  {"COMMAND"}});
     for (size_t i = 0; i < snapshot->queue.size(); ++i) {
-      const QueueTicket& ticket = snapshot->queue[i];
+      const QueueTicket& ticket = snapshot->queue[i].ticket;
       queue.AddRow({std::to_string(i + 1), Printable(ticket.user),
                     std::to_string(ticket.holder.pid), Printable(ticket.request),
-                    FormatLocalHourMinute(ticket.created_unix_ms), Printable(ticket.command)});
+                    FormatLocalHourMinute(ticket.created_unix_ms),
+                    snapshot->queue[i].stopped ? "stopped (passed over)" : "waiting",
+                    Printable(ticket.command)});
     }
     out += "\n" + queue.Render();
   }
@@ -232,7 +249,10 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
 }  // namespace
 
 CommandSpec LeasesCommand() {
-  return {"leases", "show active leases, reservations and the wait queue", [](CLI::App& app) {
+  return {"leases",
+          "show active leases, reservations and the wait queue (a job suspended while it "
+          "waits is shown as stopped: passed over until continued)",
+          [](CLI::App& app) {
             auto all = std::make_shared<bool>(false);
             app.add_flag("--all", *all, "also show leases that have ended but whose files remain");
             return [all](World& world) { return ShowLeases(world, *all); };

@@ -175,7 +175,8 @@ expect_start_after_kill() {
 # (SIGSTOP to PID...), then SIGKILLs the workload named holder (in $log).
 # The job behind the suspended one (background gpupin BEHIND, workload named
 # behind, waiting with --poll 200ms) must start within 2 s (x TIME_FACTOR)
-# and succeed; then the suspended job is continued.
+# and succeed; `gpupin leases` must show the suspended job still queued, as
+# stopped; then it is continued.
 expect_passed_over_while_stopped() {
   local behind=$1 killed_ms started_ms
   shift
@@ -188,6 +189,9 @@ expect_passed_over_while_stopped() {
   ((started_ms - killed_ms < 2000 * TIME_FACTOR)) ||
     fail "behind started $((started_ms - killed_ms))ms after the holder was killed (poll: 200ms)"
   wait "$behind" || fail "behind failed"
+  expect_eq "$("$GPUPIN" --json leases | jq -r '[.queue[].state] | join(",")')" stopped \
+    "the queue (gpupin --json leases) while the job is suspended"
+  expect_contains "$("$GPUPIN" leases)" "stopped (passed over)" "gpupin leases while the job is suspended"
   kill -CONT "$@"
 }
 
