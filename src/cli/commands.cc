@@ -17,6 +17,8 @@
 #include "cli/ps.h"
 #include "cli/run.h"
 #include "cli/slurm.h"
+#include "cli/toml_config.h"
+#include "core/printable.h"
 
 namespace gpupin {
 namespace {
@@ -37,7 +39,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 }
 
 int PrintError(const Error& error) {
-  std::fprintf(stderr, "gpupin: %s\n", error.message.c_str());
+  // One line, whatever the message quotes (a value given, a file's content).
+  std::fprintf(stderr, "gpupin: %s\n", Printable(error.message, std::string::npos).c_str());
   return static_cast<int>(error.code);
 }
 
@@ -132,8 +135,11 @@ int Dispatch(int argc, char** argv) {
   // Defaults for any option, global or per command, from a TOML file (env
   // GPUPIN_CONFIG): `state-dir = "/run/gpupin"`, and per command a section,
   // e.g. `[run]` with `order = "1,2,3,0"`. The command line wins.
-  app.set_config("--config", "", "defaults for options, from a TOML file (env GPUPIN_CONFIG)")
+  app.set_config("--config", "",
+                 "defaults for options, from a TOML file (env GPUPIN_CONFIG); an option that "
+                 "does not exist there is an error")
       ->option_text("FILE");
+  app.config_formatter(std::make_shared<TomlConfig>(app));
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
   app.footer(
@@ -176,6 +182,8 @@ int Dispatch(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ConfigError& e) {
+    return PrintError(MakeError(ExitCode::kUsage, e.what()));
   } catch (const CLI::ParseError& e) {
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/machine_state.h"
+#include "core/printable.h"
 #include "core/time_format.h"
 #include "core/units.h"
 #include "out/gpu_table.h"

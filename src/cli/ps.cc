@@ -7,6 +7,7 @@
 
 #include "cli/gpu_processes.h"
 #include "cli/machine_state.h"
+#include "core/printable.h"
 #include "core/units.h"
 #include "out/inventory_json.h"
 #include "out/json_value.h"

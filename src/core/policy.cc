@@ -9,6 +9,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/printable.h"
 #include "core/topology.h"
 #include "core/units.h"
 
@@ -54,24 +55,6 @@ constexpr double kDefaultSharedMaxUsedPercent = 80;
 constexpr double kDefaultExclusiveMaxUtilPercent = 10;
 constexpr size_t kMaxCommandChars = 48;
 constexpr size_t kMaxIdChars = 64;
-
-// Users, commands and ids come from lease files, /proc and the command line:
-// keep them to one bounded line so a hostile value cannot forge output.
-std::string Printable(std::string_view text, size_t max_chars) {
-  std::string out;
-  for (char c : text) {
-    if (out.size() >= max_chars) {
-      // Do not cut a UTF-8 sequence in half.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
-        out.pop_back();
-      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
-      return out + "...";
-    }
-    unsigned char byte = static_cast<unsigned char>(c);
-    out += (byte < 0x20 || byte == 0x7f) ? ' ' : c;
-  }
-  return out;
-}
 
 std::string FormatPercent(double percent) { return fmt::format("{:g}%", percent); }
 

@@ -331,7 +331,7 @@ INSTANTIATE_TEST_SUITE_P(
               in.live_leases.push_back(lease);
             },
             false,
-            "leased by eve GPU 1 free (pid 4121, " + std::string(48, 'x') + "...) since 14:05"}),
+            "leased by eve?GPU 1 free (pid 4121, " + std::string(48, 'x') + "...) since 14:05"}),
     [](const auto& test) { return test.param.name; });
 
 TEST(PolicyTest, ProcessesOfTheCallersJobCountAsTheJobs) {

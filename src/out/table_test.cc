@@ -36,10 +36,5 @@ TEST(DisplayWidthTest, CountsCodePointsNotBytes) {
   EXPECT_EQ(DisplayWidth("\x1b[1mab\x1b[0m"), 2u);
 }
 
-TEST(PrintableTest, ControlCharactersCannotReachTheTerminal) {
-  EXPECT_EQ(Printable("bob\x1b[2J\nrm"), "bob?[2J?rm");
-  EXPECT_EQ(Printable("abcdef", 3), "abc...");
-}
-
 }  // namespace
 }  // namespace gpupin

@@ -40,16 +40,6 @@ std::string Terminal::Paint(std::string_view text, Color color) const {
   return std::string("\x1b[") + code + "m" + std::string(text) + "\x1b[0m";
 }
 
-std::string Printable(std::string_view text, size_t max_length) {
-  std::string out;
-  for (char c : text.substr(0, max_length)) {
-    unsigned char byte = static_cast<unsigned char>(c);
-    out.push_back(byte < 0x20 || byte == 0x7f ? '?' : c);
-  }
-  if (text.size() > max_length) out += "...";
-  return out;
-}
-
 size_t DisplayWidth(std::string_view text) {
   size_t width = 0;
   for (size_t i = 0; i < text.size(); ++i) {

@@ -27,11 +27,6 @@ class Terminal {
   bool stderr_is_tty_;
 };
 
-// Text from other users' files made safe to print: control characters
-// (escape sequences that could rewrite a terminal) become '?', and the
-// length is capped.
-std::string Printable(std::string_view text, size_t max_length = 200);
-
 // Number of terminal columns `text` occupies: escape sequences count zero,
 // UTF-8 continuation bytes count zero.
 size_t DisplayWidth(std::string_view text);

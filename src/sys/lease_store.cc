@@ -9,6 +9,7 @@
 
 #include "core/json_fields.h"
 #include "core/lease_json.h"
+#include "core/printable.h"
 
 namespace gpupin {
 namespace {
@@ -16,16 +17,6 @@ namespace {
 constexpr std::string_view kSuffix = ".json";
 
 std::string FileName(const std::string& id) { return id + std::string(kSuffix); }
-
-// File names come from other users: no escape sequence or newline of theirs
-// reaches the terminal through a diagnostic.
-std::string Printable(std::string_view name) {
-  std::string result(name);
-  for (char& c : result) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return result;
-}
 
 // Reads one record file. A file is trusted only as far as its owner: its
 // claimed uid must be the uid that owns the file, so no user can create a

@@ -1,5 +1,6 @@
 # --config (or GPUPIN_CONFIG) gives defaults for global and per-command
-# options; the command line wins; a missing file is a usage error.
+# options; the command line wins; a missing file, a TOML syntax error and an
+# option or section that does not exist are usage errors naming the line.
 source "$(dirname "$0")/lib.sh"
 cat >"$TEST_TMP/gpupin.toml" <<TOML
 simulate = "$EXAMPLES/server-4gpu.json"
@@ -13,4 +14,20 @@ expect_eq "$OUT" 1 "the command line wins over the file"
 run_status "$GPUPIN" --config "$TEST_TMP/missing.toml" ls
 expect_eq "$STATUS" 2 "missing config file"
 expect_contains "$ERR" "missing.toml" "names the file"
+
+# expect_config_error TEXT MESSAGE: a config holding TEXT is refused with
+# exit 2 and the one line MESSAGE.
+expect_config_error() {
+  printf '%b' "$1" >"$TEST_TMP/bad.toml"
+  run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick
+  expect_eq "$STATUS" 2 "exit status for a config holding '$1'"
+  expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:$2" "the error for a config holding '$1'"
+}
+expect_config_error '[pick]\n# the order of cards\nordr = "3,2"\n' \
+  '3: gpupin pick has no option --ordr; see gpupin pick --help'
+expect_config_error 'simulate = "x"\n[pick]\norder = "3,2\n' \
+  '3: Error while parsing string: unescaped control characters other than TAB (U+0009) are explicitly prohibited'
+expect_config_error '[pik]\norder = "3"\n' \
+  '1: [pik]: no such command; a section holds the options of one command, such as [run] or [pick]'
+expect_config_error '[pick]\nmem = ["20G", "40G"]\n' '2: mem takes one value, not an array'
 echo PASS

@@ -23,4 +23,10 @@ expect_eq "$STATUS" 4 "missing library from the environment"
 run_status "$GPUPIN" lss
 expect_eq "$STATUS" 2 "typo"
 expect_contains "$ERR" "did you mean 'ls'" "suggestion"
+# An error quoting what it was given stays one line: no newline or escape
+# sequence of the input reaches the terminal.
+run_status "$GPUPIN" leases $'x\n\e[2Jy'
+expect_eq "$STATUS" 2 "an unexpected argument"
+expect_eq "$ERR" "gpupin: The following argument was not expected: x??[2Jy; see gpupin --help" \
+  "the error for an argument holding a newline and an escape"
 echo PASS

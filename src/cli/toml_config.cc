@@ -1,0 +1,234 @@
+// toml++ is used header-only: the packaged shared library is built against
+// the shared libstdc++, which gpupin (linked with the static one) must not
+// load beside its own.
+#define TOML_HEADER_ONLY 1
+#include "cli/toml_config.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace gpupin {
+namespace {
+
+// Where a problem is: "FILE:LINE" (the file as given to --config).
+class Place {
+ public:
+  explicit Place(std::string file) : file_(std::move(file)) {}
+  const std::string& File() const { return file_; }
+  std::string At(const toml::source_region& source) const {
+    return fmt::format("{}:{}", file_, source.begin.line);
+  }
+  [[noreturn]] void Fail(const toml::source_region& source, const std::string& problem) const {
+    throw CLI::ConfigError(fmt::format("{}: {}", At(source), problem));
+  }
+
+ private:
+  std::string file_;
+};
+
+// toml++ 3.3.0 (Debian 12) reaches __builtin_unreachable(), undefined
+// behaviour, when it asks whether a code point in one of these ranges is
+// whitespace (upstream issues #190 and #295, fixed in 2026 by pull request
+// #305); fuzz/config_fuzz found it, and the ranges are every code point for
+// which the library's is_non_ascii_horizontal_whitespace takes the switch's
+// missing default. Each such
+// character is parsed as a stand-in from the private use area, which the
+// library answers correctly (not whitespace, like the original), and put
+// back in what was read.
+struct StandIns {
+  uint32_t first;  // the misread range
+  uint32_t last;
+  uint32_t stand_in;  // for `first`; the rest follow in order
+};
+constexpr StandIns kStandIns[] = {{0xA1, 0x499, 0xE000},
+                                  {0x2C5E, 0x2FFF, 0xE400},
+                                  {0x3001, 0x3057, 0xE800},
+                                  {0xFB26, 0xFEFE, 0xE900}};
+
+void AppendUtf8(uint32_t code_point, std::string& out) {
+  if (code_point < 0x800) {
+    out += static_cast<char>(0xC0 | (code_point >> 6));
+  } else {
+    out += static_cast<char>(0xE0 | (code_point >> 12));
+    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+  }
+  out += static_cast<char>(0x80 | (code_point & 0x3F));
+}
+
+// The two- or three-byte UTF-8 sequence at `at`, decoded, with its length;
+// nullopt for anything else.
+std::optional<std::pair<uint32_t, size_t>> DecodeAt(std::string_view text, size_t at) {
+  auto continuation = [&](size_t i) {
+    return i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
+  };
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(text[i])); };
+  if ((byte(at) & 0xE0) == 0xC0 && continuation(at + 1))
+    return std::pair{((byte(at) & 0x1F) << 6) | (byte(at + 1) & 0x3F), size_t{2}};
+  if ((byte(at) & 0xF0) == 0xE0 && continuation(at + 1) && continuation(at + 2)) {
+    return std::pair{
+        ((byte(at) & 0x0F) << 12) | ((byte(at + 1) & 0x3F) << 6) | (byte(at + 2) & 0x3F),
+        size_t{3}};
+  }
+  return std::nullopt;
+}
+
+enum class Direction { kToStandIns, kBack };
+
+// `text` with each misread code point replaced by its stand-in, or back.
+// Going to stand-ins, a stand-in already in `text` could not be told apart
+// when put back: its code point and line land in `clash`.
+std::string Replace(std::string_view text, Direction direction,
+                    std::optional<std::pair<uint32_t, size_t>>* clash = nullptr) {
+  std::string out;
+  size_t line = 1;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '\n') ++line;
+    std::optional<std::pair<uint32_t, size_t>> decoded = DecodeAt(text, i);
+    if (!decoded) {
+      out += text[i++];
+      continue;
+    }
+    auto [code_point, length] = *decoded;
+    std::optional<uint32_t> replaced;
+    for (const StandIns& range : kStandIns) {
+      uint32_t stand_in_last = range.stand_in + (range.last - range.first);
+      bool misread = code_point >= range.first && code_point <= range.last;
+      bool stand_in = code_point >= range.stand_in && code_point <= stand_in_last;
+      if (direction == Direction::kToStandIns && stand_in && clash && !*clash)
+        *clash = std::pair{code_point, line};
+      if (direction == Direction::kToStandIns && misread)
+        replaced = range.stand_in + (code_point - range.first);
+      if (direction == Direction::kBack && stand_in)
+        replaced = range.first + (code_point - range.stand_in);
+    }
+    if (replaced) {
+      AppendUtf8(*replaced, out);
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+std::string PutBack(std::string_view text) { return Replace(text, Direction::kBack); }
+
+// The name a user runs the command by, for messages: "gpupin", "gpupin run".
+std::string CommandName(const CLI::App& command) {
+  return command.get_parent() ? "gpupin " + command.get_name() : "gpupin";
+}
+
+// The option `name` stands for in a config file, found as CLI11 finds it.
+const CLI::Option* FindOption(const CLI::App& command, const std::string& name) {
+  if (const CLI::Option* option = command.get_option_no_throw("--" + name)) return option;
+  if (name.size() == 1) {
+    if (const CLI::Option* option = command.get_option_no_throw("-" + name)) return option;
+  }
+  return command.get_option_no_throw(name);
+}
+
+// One scalar as the text CLI11 converts; nullopt for a date, time, table
+// or array.
+std::optional<std::string> ScalarText(const toml::node& node) {
+  if (const auto* text = node.as_string()) return PutBack(text->get());
+  if (const auto* number = node.as_integer()) return std::to_string(number->get());
+  if (const auto* number = node.as_floating_point()) return fmt::format("{}", number->get());
+  if (const auto* flag = node.as_boolean()) return flag->get() ? "true" : "false";
+  return std::nullopt;
+}
+
+CLI::ConfigItem Item(const Place& place, const CLI::App& command, std::vector<std::string> parents,
+                     const std::string& name, const toml::node& value) {
+  const CLI::Option* option = FindOption(command, name);
+  if (!option) {
+    place.Fail(value.source(), fmt::format("{} has no option --{}; see {} --help",
+                                           CommandName(command), name, CommandName(command)));
+  }
+  CLI::ConfigItem item;
+  item.parents = std::move(parents);
+  item.name = name;
+  auto add = [&](const toml::node& element) {
+    std::optional<std::string> text = ScalarText(element);
+    if (!text) {
+      place.Fail(
+          element.source(),
+          fmt::format("{}: give a string, number or true/false (or an array of them)", name));
+    }
+    item.inputs.push_back(std::move(*text));
+  };
+  if (const toml::array* values = value.as_array()) {
+    // CLI11 would quietly keep one of them.
+    if (option->get_items_expected_max() <= 1) {
+      place.Fail(value.source(), fmt::format("{} takes one value, not an array", name));
+    }
+    for (const toml::node& element : *values) add(element);
+  } else {
+    add(value);
+  }
+  return item;
+}
+
+const CLI::App* Subcommand(const CLI::App& app, const std::string& name) {
+  std::vector<const CLI::App*> found =
+      app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == name; });
+  return found.empty() ? nullptr : found.front();
+}
+
+}  // namespace
+
+std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const {
+  const CLI::Option* config = app_.get_config_ptr();
+  Place place(config && !config->results().empty() ? config->results().back() : "--config");
+  std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+  std::optional<std::pair<uint32_t, size_t>> clash;
+  std::string parsed = Replace(text, Direction::kToStandIns, &clash);
+  if (clash) {
+    throw CLI::ConfigError(fmt::format("{}:{}: U+{:04X} (a private use character) is not accepted",
+                                       place.File(), clash->second, clash->first));
+  }
+  toml::table table;
+  try {
+    table = toml::parse(parsed);
+  } catch (const toml::parse_error& error) {
+    place.Fail(error.source(), PutBack(error.description()));
+  }
+  std::vector<CLI::ConfigItem> read;
+  for (const auto& [key, node] : table) {
+    const std::string name = PutBack(key.str());
+    const toml::table* section = node.as_table();
+    if (!section) {
+      read.push_back(Item(place, app_, {}, name, node));
+      continue;
+    }
+    const CLI::App* command = Subcommand(app_, name);
+    if (!command) {
+      place.Fail(key.source(),
+                 fmt::format("[{}]: no such command; a section holds the options of one command, "
+                             "such as [run] or [pick]",
+                             name));
+    }
+    for (const auto& [option_key, value] : *section) {
+      const std::string option = PutBack(option_key.str());
+      if (value.is_table()) {
+        place.Fail(option_key.source(),
+                   fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,
+                               option, name, name));
+      }
+      read.push_back(Item(place, *command, {name}, option, value));
+    }
+  }
+  return read;
+}
+
+std::string TomlConfig::to_config(const CLI::App* app, bool default_also, bool write_description,
+                                  std::string prefix) const {
+  return CLI::ConfigTOML().to_config(app, default_also, write_description, std::move(prefix));
+}
+
+}  // namespace gpupin

@@ -1,0 +1,141 @@
+#include "cli/toml_config.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "testing/temp_dir.h"
+
+namespace gpupin {
+namespace {
+
+// A command line shaped like gpupin's: global options, and a subcommand
+// whose options a [pick] section sets.
+class TomlConfigTest : public ::testing::Test {
+ protected:
+  TomlConfigTest() {
+    app_.add_option("--simulate", simulate_);
+    app_.add_flag("-v,--verbose", verbose_);
+    CLI::App* pick = app_.add_subcommand("pick");
+    pick->add_option("--order", order_);
+    pick->add_option("--mem", mem_);
+    pick->add_option("--count", count_);
+    app_.set_config("--config");
+    app_.config_formatter(std::make_shared<TomlConfig>(app_));
+  }
+
+  // Parses `args` with a config file holding `text`; returns the file's path.
+  std::string Parse(const std::string& text, std::vector<std::string> args = {"pick"}) {
+    dir_.Write("gpupin.toml", text);
+    std::string path = dir_ / "gpupin.toml";
+    args.insert(args.begin(), {"--config", path});
+    std::reverse(args.begin(), args.end());
+    app_.parse(args);
+    return path;
+  }
+
+  // The message of the CLI::ConfigError that parsing `text` throws.
+  std::string ErrorFor(const std::string& text) {
+    try {
+      Parse(text);
+    } catch (const CLI::ConfigError& error) {
+      return error.what();
+    }
+    return "(no error)";
+  }
+
+  testing::TempDir dir_;
+  CLI::App app_;
+  std::string simulate_;
+  bool verbose_ = false;
+  std::vector<std::string> order_;
+  std::string mem_;
+  int count_ = 0;
+};
+
+TEST_F(TomlConfigTest, SetsGlobalAndSectionOptionsOfEveryKind) {
+  Parse(
+      "simulate = \"lab.json\"\n"
+      "verbose = true\n"
+      "[pick]\n"
+      "order = [\"3\", \"2\"]\n"
+      "mem = '20G'\n"
+      "count = 2\n");
+  EXPECT_EQ(simulate_, "lab.json");
+  EXPECT_TRUE(verbose_);
+  EXPECT_EQ(order_, (std::vector<std::string>{"3", "2"}));
+  EXPECT_EQ(mem_, "20G");
+  EXPECT_EQ(count_, 2);
+}
+
+TEST_F(TomlConfigTest, DottedKeysAreSections) {
+  Parse("pick.mem = \"1G\"\n");
+  EXPECT_EQ(mem_, "1G");
+}
+
+TEST_F(TomlConfigTest, TheCommandLineWins) {
+  Parse("[pick]\nmem = \"20G\"\n", {"pick", "--mem", "5G"});
+  EXPECT_EQ(mem_, "5G");
+}
+
+TEST_F(TomlConfigTest, ASyntaxErrorNamesFileAndLine) {
+  std::string message = ErrorFor("verbose = true\n[pick]\nmem = \"20G\n");
+  EXPECT_NE(message.find(dir_ / "gpupin.toml:3: "), std::string::npos) << message;
+}
+
+TEST_F(TomlConfigTest, AMisspeltOptionIsAnError) {
+  EXPECT_EQ(ErrorFor("[pick]\n\nordr = \"3\"\n"),
+            dir_ / "gpupin.toml:3: gpupin pick has no option --ordr; see gpupin pick --help");
+  EXPECT_EQ(ErrorFor("simulat = \"x\"\n"),
+            dir_ / "gpupin.toml:1: gpupin has no option --simulat; see gpupin --help");
+}
+
+TEST_F(TomlConfigTest, ASectionIsACommand) {
+  EXPECT_NE(ErrorFor("[picks]\nmem = \"1G\"\n").find(":1: [picks]: no such command"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor("[pick.more]\nmem = \"1G\"\n").find("sections do not nest"),
+            std::string::npos);
+}
+
+TEST_F(TomlConfigTest, ValuesMustFitTheOption) {
+  EXPECT_NE(ErrorFor("[pick]\nmem = [\"1G\", \"2G\"]\n").find("mem takes one value, not an array"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor("simulate = 1979-05-27\n").find("give a string, number or true/false"),
+            std::string::npos);
+  EXPECT_NE(ErrorFor("[pick]\norder = [[\"1\"]]\n").find("give a string, number or true/false"),
+            std::string::npos);
+}
+
+// toml++ 3.3.0 reaches undefined behaviour on U+00A1..U+0499,
+// U+2C5E..U+2FFF, U+3001..U+3057 and U+FB26..U+FEFE where it checks for
+// whitespace (its issue #190); the reader parses stand-ins. Under UBSan (the
+// sanitized build) these fail without.
+TEST_F(TomlConfigTest, CharactersTheLibraryMisreadsAreReadAsWritten) {
+  Parse(
+      "# Jürgen's cards\n"
+      "simulate = \"/srv/été/lab.json\"\n"
+      "[pick]\n"
+      "order = [\"\"\"\\\n  \xc2\xa7\"\"\"]\n");
+  EXPECT_EQ(simulate_, "/srv/été/lab.json");
+  EXPECT_EQ(order_, (std::vector<std::string>{"\xc2\xa7"}));
+  EXPECT_EQ(ErrorFor("[pick]\nmem = \"\"\"\\\n \xc3\x8a\"\"\"\nordr = 1\n"),
+            dir_ / "gpupin.toml:4: gpupin pick has no option --ordr; see gpupin pick --help");
+  EXPECT_NE(ErrorFor("simul\xef\xb3\xbfl = 1\n").find("gpupin.toml:1: "), std::string::npos);
+  EXPECT_NE(ErrorFor("simul\xe3\x80\x81 = 1\n").find("gpupin.toml:1: "), std::string::npos);
+  // U+FCFF U+0499 U+FEFE U+2C5E U+3057: each range's characters, read back.
+  Parse("simulate = \"\xef\xb3\xbf\xd2\x99\xef\xbb\xbe\xe2\xb1\x9e\xe3\x81\x97\"\n");
+  EXPECT_EQ(simulate_, "\xef\xb3\xbf\xd2\x99\xef\xbb\xbe\xe2\xb1\x9e\xe3\x81\x97");
+}
+
+TEST_F(TomlConfigTest, AStandInCharacterInTheFileIsRefused) {
+  EXPECT_EQ(ErrorFor("verbose = true\nsimulate = \"\xee\x80\x80\"\n"),
+            dir_ / "gpupin.toml:2: U+E000 (a private use character) is not accepted");
+  EXPECT_EQ(ErrorFor("simulate = \"\xee\xb3\x98\"\n"),
+            dir_ / "gpupin.toml:1: U+ECD8 (a private use character) is not accepted");
+}
+
+}  // namespace
+}  // namespace gpupin

@@ -1,0 +1,16 @@
+// Text from outside (other users' files, /proc, the command line) made safe
+// to print on one line of a terminal.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace gpupin {
+
+// `text` with every control character (a newline, the escape that starts a
+// sequence able to rewrite a terminal) replaced by '?', cut to at most
+// `max_bytes` (never inside a UTF-8 sequence) with "..." added when cut.
+std::string Printable(std::string_view text, size_t max_bytes = 200);
+
+}  // namespace gpupin
