@@ -37,10 +37,9 @@ class Place {
 // whitespace (upstream issues #190 and #295, fixed in 2026 by pull request
 // #305); fuzz/config_fuzz found it, and the ranges are every code point for
 // which the library's is_non_ascii_horizontal_whitespace takes the switch's
-// missing default. Each such
-// character is parsed as a stand-in from the private use area, which the
-// library answers correctly (not whitespace, like the original), and put
-// back in what was read.
+// missing default. Each such character is parsed as a stand-in from the
+// private use area, which the library answers correctly (not whitespace,
+// like the original), and put back in what was read.
 struct StandIns {
   uint32_t first;  // the misread range
   uint32_t last;
