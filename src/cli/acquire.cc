@@ -138,7 +138,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   };
   QueueDisplay display(world);
   const ProcFs& procfs = world.procfs();
-  const StoppedCheck stopped = [&procfs](int pid) { return ProcessStopped(procfs, pid); };
+  const StoppedCheck stopped = MakeStoppedCheck(procfs);
   uint32_t uid = static_cast<uint32_t>(getuid());
   // Our environment does not change while we wait: read it once.
   const VisibilityEnv visibility = VisibilityEnvFromProcess();

@@ -82,7 +82,7 @@ Result<StateSnapshot> ReadState(World& world) {
       snapshot.leases.push_back({std::move(lease), state});
     }
     const ProcFs& procfs = world.procfs();
-    const StoppedCheck stopped = [&procfs](int pid) { return ProcessStopped(procfs, pid); };
+    const StoppedCheck stopped = MakeStoppedCheck(procfs);
     for (QueueTicket& ticket : txn.LiveTickets(facts.process_start_time)) {
       bool is_stopped = TicketStopped(ticket, stopped);
       snapshot.queue.push_back({std::move(ticket), is_stopped});

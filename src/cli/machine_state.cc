@@ -25,6 +25,10 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   return facts;
 }
 
+StoppedCheck MakeStoppedCheck(const ProcFs& procfs) {
+  return [&procfs](int pid) { return ProcessStopped(procfs, pid); };
+}
+
 GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& procfs) {
   GpuProcessFacts facts;
   for (const Gpu& gpu : inventory.gpus) {

@@ -13,6 +13,7 @@
 #include "core/lease.h"
 #include "core/policy.h"
 #include "core/process_tree.h"
+#include "sys/lease_store.h"
 #include "sys/procfs.h"
 
 namespace gpupin {
@@ -21,6 +22,9 @@ int64_t NowUnixMs();
 
 // The facts EvaluateLease needs, from the inventory and /proc.
 LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs);
+
+// Which queue tickets are passed over (TicketStopped), from /proc.
+StoppedCheck MakeStoppedCheck(const ProcFs& procfs);
 
 struct GpuProcessFacts {
   std::map<uint32_t, ProcessOwner> owners;  // every GPU pid visible in /proc
