@@ -13,10 +13,14 @@
 # machine, with a shell's fork at each hand-off). gpupin/loops is what the
 # queue costs beyond that.
 #
-# Makespan: the first job's start line to the last job's end line (the
-# workload's own log). First round spread: from the first card's first start
-# line to the last card's. Hand-off: on each card, a job's end line to the
-# next job's start line.
+# A job is its process: from its main to its end line (the workload's own
+# log), and its SECONDS count from its main, so its own start-up (reading
+# the scenario, as cuInit would) is part of the job. What lies between
+# two jobs on a card (the queue, the fork, the exec, the dynamic loader) is
+# counted against gpupin or the loops. Makespan: the first job's main to
+# the last job's end line. First round spread: from the first card's first
+# main to the last card's. Hand-off: on each card, a job's end line to the
+# next job's main.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=8
@@ -49,13 +53,13 @@ measure() {
   expect_no_overlap "$log"
   [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
   local makespan handoff first_round
-  makespan=$(jq -s -r '(map(select(.event == "start").t_ms) | min) as $first
+  makespan=$(jq -s -r '(map(select(.event == "start").main_ms) | min) as $first
     | (map(select(.event == "end").t_ms) | max) - $first' "$log")
-  handoff=$(job_intervals "$log" | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
+  handoff=$(job_intervals "$log" main_ms | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
     awk '{ a[NR] = $1; sum += $1 } END {
       printf "hand-off p50 %d ms, p99 %d ms, mean %.1f ms", a[int(NR * 0.5 + 0.999)], a[int(NR * 0.99 + 0.999)], sum / NR }')
   first_round=$(jq -s -r '[.[] | select(.event == "start")] | group_by(.uuids[0])
-    | map(min_by(.t_ms).t_ms) | max - min' "$log")
+    | map(min_by(.main_ms).main_ms) | max - min' "$log")
   RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
   printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s\n' \
     "$what" "$makespan" "$RATIO" "$first_round" "$handoff"

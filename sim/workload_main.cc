@@ -1,7 +1,8 @@
 // gpupin-sim-workload: behaves like a CUDA application on the simulated
 // server. It resolves CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER as CUDA would,
 // holds SIZE bytes on each device it sees (as an entry in the live registry,
-// so the simulated NVML lists it), logs start and end as JSON lines, and
+// so the simulated NVML lists it), logs start (when it holds them, and when
+// its main began) and end as JSON lines, and
 // exits like a CUDA program: 100 when it sees no device, 128+signal when
 // stopped by SIGTERM or SIGINT.
 #include <fcntl.h>
@@ -63,9 +64,10 @@ void LogLine(const std::optional<std::string>& path, const nlohmann::json& event
   close(fd);
 }
 
-// Waits `seconds` (forever when absent) or until SIGTERM/SIGINT, which the
-// caller has blocked; returns the signal, or 0 when the time ran out.
-int Wait(std::optional<double> seconds) {
+// Waits until `seconds` after `began` (forever when absent) or until
+// SIGTERM/SIGINT, which the caller has blocked; returns the signal, or 0
+// when the time ran out.
+int Wait(std::chrono::steady_clock::time_point began, std::optional<double> seconds) {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
@@ -75,7 +77,8 @@ int Wait(std::optional<double> seconds) {
     sigwait(&stop, &signal);
     return signal;
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(*seconds);
+  auto deadline = began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(*seconds));
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -87,7 +90,15 @@ int Wait(std::optional<double> seconds) {
   }
 }
 
-int Run(const Options& options) {
+// When main began: a job's --seconds count from there, as its life does,
+// so that its own start-up (reading the scenario, as cuInit would) is part
+// of the job and not of the gap before it.
+struct Began {
+  std::chrono::steady_clock::time_point steady;
+  long long unix_ms;
+};
+
+int Run(const Options& options, const Began& began) {
   auto bytes = ParseSize(options.mem);
   if (!bytes) return Fail("--mem: " + bytes.error().message, 2);
   if (options.seconds && !(*options.seconds >= 0)) return Fail("--seconds must be 0 or more", 2);
@@ -129,13 +140,14 @@ int Run(const Options& options) {
   LogLine(options.log, {{"event", "start"},
                         {"pid", me.pid},
                         {"t_ms", NowMs()},
+                        {"main_ms", began.unix_ms},
                         {"uuids", me.uuids},
                         {"nvml_indices", indices},
                         {"cuda_visible_devices", env.cuda_visible_devices
                                                      ? nlohmann::json(*env.cuda_visible_devices)
                                                      : nlohmann::json(nullptr)},
                         {"name", options.name}});
-  int signal = Wait(options.seconds);
+  int signal = Wait(began.steady, options.seconds);
   UnregisterLive(dir, me);
   nlohmann::json end = {
       {"event", "end"}, {"pid", me.pid}, {"t_ms", NowMs()}, {"name", options.name}};
@@ -148,10 +160,12 @@ int Run(const Options& options) {
 }  // namespace gpupin::sim
 
 int main(int argc, char** argv) {
+  const gpupin::sim::Began began{std::chrono::steady_clock::now(), gpupin::sim::NowMs()};
   gpupin::sim::Options options;
   CLI::App app{"A CUDA application on the simulated server: holds memory on the GPUs it sees."};
   app.add_option("--mem", options.mem, "memory to hold on each visible GPU (default 1G)");
-  app.add_option("--seconds", options.seconds, "how long to run (default: until killed)");
+  app.add_option("--seconds", options.seconds,
+                 "how long to run, from the process's start (default: until killed)");
   app.add_option("--log", options.log, "append JSON lines for start and end to FILE");
   app.add_flag("--graphics", options.graphics,
                "be listed as a graphics process instead of compute");
@@ -160,5 +174,5 @@ int main(int argc, char** argv) {
                  "hold these GPUs (NVML indices or UUIDs, comma-separated, one kind) whatever the "
                  "environment says: simulates CUDA_VISIBLE_DEVICES set after CUDA initialised");
   CLI11_PARSE(app, argc, argv);
-  return gpupin::sim::Run(options);
+  return gpupin::sim::Run(options, began);
 }

@@ -88,6 +88,21 @@ TEST_F(SimWorkload, LandsOnTheGpusCudaWouldGiveIt) {
   EXPECT_TRUE(ListLive(live_).empty());
 }
 
+// A job's seconds are its process's: counted from main, its own start-up
+// (reading the scenario, registering) included.
+TEST_F(SimWorkload, SecondsCountFromMain) {
+  pid_t pid = Start({{"CUDA_VISIBLE_DEVICES", "0"}}, {"--seconds", "0.3"});
+  EXPECT_EQ(Wait(pid), 0) << Stderr();
+  auto log = Log();
+  ASSERT_EQ(log.size(), 2u);
+  long long main_ms = log[0]["main_ms"].get<long long>();
+  long long start_ms = log[0]["t_ms"].get<long long>();
+  long long end_ms = log[1]["t_ms"].get<long long>();
+  EXPECT_LE(main_ms, start_ms);
+  EXPECT_GE(end_ms - main_ms, 300);
+  EXPECT_LT(end_ms - main_ms, 300 + 250);
+}
+
 TEST_F(SimWorkload, FastestFirstWithoutAnOrder) {
   pid_t pid = Start({{"CUDA_VISIBLE_DEVICES", "0"}}, {"--seconds", "0"});
   EXPECT_EQ(Wait(pid), 0) << Stderr();

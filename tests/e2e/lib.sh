@@ -134,11 +134,13 @@ wait_for_line() {
   wait_until "${3:-20}" "a line matching '$2' in $1" lines_at_least "$1" "$2" 1
 }
 
-# job_intervals LOG: one line "PID CARD START_MS END_MS" per workload and
-# card, from gpupin-sim-workload's own log (END_MS empty while it runs).
+# job_intervals LOG [START_FIELD]: one line "PID CARD START_MS END_MS" per
+# workload and card, from gpupin-sim-workload's own log (END_MS empty while it
+# runs). START_MS is the start line's t_ms (when it held the card), or
+# main_ms (when its process began) if asked.
 job_intervals() {
-  jq -rs '(map(select(.event == "end")) | map({key: (.pid | tostring), value: .t_ms}) | from_entries) as $ends
-    | .[] | select(.event == "start") | .pid as $pid | .t_ms as $t
+  jq -rs --arg start "${2:-t_ms}" '(map(select(.event == "end")) | map({key: (.pid | tostring), value: .t_ms}) | from_entries) as $ends
+    | .[] | select(.event == "start") | .pid as $pid | .[$start] as $t
     | .nvml_indices[] | "\($pid) \(.) \($t) \($ends[$pid | tostring] // "")"' "$1"
 }
 
