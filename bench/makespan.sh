@@ -22,6 +22,7 @@
 # main to the last card's. Hand-off: on each card, a job's end line to the
 # next job's main.
 set -euo pipefail
+job_start=main_ms # the start line's field that says when a job began
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=8
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
@@ -53,13 +54,13 @@ measure() {
   expect_no_overlap "$log"
   [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
   local makespan handoff first_round
-  makespan=$(jq -s -r '(map(select(.event == "start").main_ms) | min) as $first
+  makespan=$(jq -s -r --arg start "$job_start" '(map(select(.event == "start")[$start]) | min) as $first
     | (map(select(.event == "end").t_ms) | max) - $first' "$log")
-  handoff=$(job_intervals "$log" main_ms | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
+  handoff=$(job_intervals "$log" "$job_start" | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
     awk '{ a[NR] = $1; sum += $1 } END {
       printf "hand-off p50 %d ms, p99 %d ms, mean %.1f ms", a[int(NR * 0.5 + 0.999)], a[int(NR * 0.99 + 0.999)], sum / NR }')
-  first_round=$(jq -s -r '[.[] | select(.event == "start")] | group_by(.uuids[0])
-    | map(min_by(.main_ms).main_ms) | max - min' "$log")
+  first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
+    | map(min_by(.[$start])[$start]) | max - min' "$log")
   RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
   printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s\n' \
     "$what" "$makespan" "$RATIO" "$first_round" "$handoff"
