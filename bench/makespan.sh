@@ -20,7 +20,10 @@
 # counted against gpupin or the loops. Makespan: the first job's main to
 # the last job's end line. First round spread: from the first card's first
 # main to the last card's. Hand-off: on each card, a job's end line to the
-# next job's main.
+# next job's main. Machine CPU: all CPU time the machine spent while the
+# jobs ran (/proc/stat, everything busy but idle and iowait), the jobs and
+# whatever else runs included: what the queue costs the other users of the
+# machine, beside the same for the loops.
 set -euo pipefail
 job_start=main_ms # the start line's field that says when a job began
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,13 +47,19 @@ card_loop() {
   done
 }
 
+# busy_ms: CPU time the whole machine has spent busy since boot, in ms.
+ticks_per_s=$(getconf CLK_TCK)
+busy_ms() { awk -v hz="$ticks_per_s" '$1 == "cpu" { print ($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz }' /proc/stat; }
+
 # measure WHAT BODY COUNT: runs COUNT copies of BODY released at once; prints
-# one line for WHAT and sets RATIO.
+# one line for WHAT and sets RATIO and CPU_S.
 measure() {
-  local what=$1 body=$2 count=$3
+  local what=$1 body=$2 count=$3 busy_before
   log="$TEST_TMP/$what.$pair.log"
+  busy_before=$(busy_ms)
   start_at_once "$count" "$body"
   wait_all_ok "${STARTED[@]}"
+  CPU_S=$(awk -v a="$busy_before" -v b="$(busy_ms)" 'BEGIN { printf "%.2f", (b - a) / 1000 }')
   expect_no_overlap "$log"
   [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
   local makespan handoff first_round
@@ -62,22 +71,27 @@ measure() {
   first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
     | map(min_by(.[$start])[$start]) | max - min' "$log")
   RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
-  printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s\n' \
-    "$what" "$makespan" "$RATIO" "$first_round" "$handoff"
+  printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s; machine CPU %s s\n' \
+    "$what" "$makespan" "$RATIO" "$first_round" "$handoff" "$CPU_S"
 }
 
-gpupin_ratios=() loop_ratios=() relative=()
+gpupin_ratios=() loop_ratios=() relative=() gpupin_cpu=() loop_cpu=()
 for ((pair = 1; pair <= pairs; pair++)); do
   measure gpupin gpupin_job "$jobs"
   g=$RATIO
+  gpupin_cpu+=("$CPU_S")
   measure loops card_loop "$cards"
-  gpupin_ratios+=("$g") loop_ratios+=("$RATIO")
+  gpupin_ratios+=("$g") loop_ratios+=("$RATIO") loop_cpu+=("$CPU_S")
   relative+=("$(awk -v g="$g" -v f="$RATIO" 'BEGIN { printf "%.3f", g / f }')")
 done
 
-# spread VALUE...: "median× (min-max)"
-spread() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { printf "%s×  (%s-%s)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
+# spread UNIT VALUE...: "median UNIT (min-max)"
+spread() {
+  local unit=$1
+  shift
+  printf '%s\n' "$@" | sort -n | awk -v u="$unit" '{ a[NR] = $1 } END { printf "%s%s  (%s-%s)", a[int((NR + 1) / 2)], u, a[1], a[NR] }'
+}
 echo "over $pairs pairs (median, range):"
-echo "  gpupin       $(spread "${gpupin_ratios[@]}") of ideal"
-echo "  loops        $(spread "${loop_ratios[@]}") of ideal"
-echo "  gpupin/loops $(spread "${relative[@]}")"
+echo "  gpupin       $(spread × "${gpupin_ratios[@]}") of ideal, machine CPU $(spread ' s' "${gpupin_cpu[@]}")"
+echo "  loops        $(spread × "${loop_ratios[@]}") of ideal, machine CPU $(spread ' s' "${loop_cpu[@]}")"
+echo "  gpupin/loops $(spread × "${relative[@]}")"
