@@ -61,6 +61,18 @@ std::optional<std::string> FirstCommandWord(int argc, char** argv) {
   return std::nullopt;
 }
 
+constexpr const char* kGlobalOptionsReminder =
+    "Global options, before or after the command: --json, --simulate FILE, --nvml PATH,\n"
+    "--state-dir DIR, --config FILE, -q, -v (see gpupin --help).";
+
+// A command's own help lists only its own options; the global ones work
+// after it too, and `gpupin ls --help` is where a user looks for --json.
+void AddGlobalOptionsReminder(CLI::App& command) {
+  std::string footer = command.get_footer();
+  command.footer(footer + (footer.empty() ? "" : "\n\n") + kGlobalOptionsReminder);
+  for (CLI::App* nested : command.get_subcommands({})) AddGlobalOptionsReminder(*nested);
+}
+
 std::string CommandList(const std::vector<CommandSpec>& commands) {
   std::string text = "Commands:\n";
   for (const CommandSpec& command : commands)
@@ -142,17 +154,20 @@ int Dispatch(int argc, char** argv) {
   app.config_formatter(std::make_shared<TomlConfig>(app));
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
-  app.footer(
-      CommandList(commands) +
-      "\nExit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
-      "`run` exits with its command's status.");
 
   std::map<std::string, CommandRunner> runners;
   for (const CommandSpec& command : commands) {
     CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));
     sub->fallthrough();
     runners[std::string(command.name)] = command.setup(*sub);
+    AddGlobalOptionsReminder(*sub);
   }
+  // Set after the commands exist: CLI11 copies a parent's footer into each
+  // new command, and the list of commands means nothing in a command's help.
+  app.footer(
+      CommandList(commands) +
+      "\nExit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
+      "`run` exits with its command's status.");
   // Everything after the first "--" is the user's command, passed through
   // untouched (CLI11 would otherwise let an option with an optional value,
   // such as --wait, swallow the separator).

@@ -6,9 +6,38 @@
 #include <cstdio>
 
 #include "core/slurm_gres.h"
+#include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "sys/sysfs_cpu.h"
 
 namespace gpupin {
+namespace {
+
+nlohmann::ordered_json GresConfToJson(const GresConf& conf) {
+  nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+  for (const GresLine& line : conf.lines) {
+    lines.push_back({{"nvml_index", line.nvml_index},
+                     {"type", line.type},
+                     {"file", "/dev/nvidia" + std::to_string(line.minor_number)},
+                     {"cores", OrNull(line.cores)},
+                     {"cores_left_out", OrNull(line.cores_left_out)},
+                     {"pci_bus_id", line.pci_bus_id},
+                     {"uuid", line.uuid},
+                     {"line", GresLineText(line)}});
+  }
+  nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
+  for (const GresLeftOut& gpu : conf.left_out)
+    left_out.push_back(
+        {{"nvml_index", gpu.nvml_index}, {"uuid", gpu.uuid}, {"reason", gpu.reason}});
+  return {{"schema_version", kJsonSchemaVersion},
+          {"hostname", conf.hostname},
+          {"node_gres", conf.node_gres},
+          {"lines", lines},
+          {"left_out", left_out},
+          {"notes", conf.notes}};
+}
+
+}  // namespace
 
 CommandSpec SlurmCommand() {
   return {"slurm", "help move to Slurm: `gpupin slurm gres` prints gres.conf lines for this node",
@@ -28,7 +57,12 @@ CommandSpec SlurmCommand() {
               char hostname[HOST_NAME_MAX + 1] = {};
               gethostname(hostname, sizeof hostname - 1);
               Result<CpuTopology> topology = ReadCpuTopology(SysfsRoot());
-              std::fputs(RenderGresConf(*inventory, hostname, topology).c_str(), stdout);
+              GresConf conf = PlanGresConf(*inventory, hostname, topology);
+              if (world.options().json) {
+                std::printf("%s\n", GresConfToJson(conf).dump(2).c_str());
+              } else {
+                std::fputs(RenderGresConf(conf).c_str(), stdout);
+              }
               return 0;
             };
           }};

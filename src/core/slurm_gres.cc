@@ -15,8 +15,8 @@ std::string SlurmGpuType(const std::string& name) {
   return type;
 }
 
-std::string RenderGresConf(const Inventory& inventory, const std::string& hostname,
-                           const Result<CpuTopology>& topology) {
+GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
+                      const Result<CpuTopology>& topology) {
   std::vector<const Gpu*> gpus;
   std::vector<const Gpu*> skipped;
   std::map<std::string, int> count_by_type;
@@ -31,59 +31,81 @@ std::string RenderGresConf(const Inventory& inventory, const std::string& hostna
   auto by_index = [](const Gpu* a, const Gpu* b) { return a->index < b->index; };
   std::sort(gpus.begin(), gpus.end(), by_index);
   std::sort(skipped.begin(), skipped.end(), by_index);
-  std::string gres;
+
+  GresConf conf;
+  conf.hostname = hostname;
   for (const auto& [type, count] : count_by_type)
-    gres += fmt::format("{}gpu:{}:{}", gres.empty() ? "" : ",", type, count);
+    conf.node_gres += fmt::format("{}gpu:{}:{}", conf.node_gres.empty() ? "" : ",", type, count);
+  if (conf.node_gres.empty()) conf.node_gres = "gpu:0";
+  bool minors_in_order = std::is_sorted(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
+    return *a->minor_number < *b->minor_number;
+  });
+  if (!minors_in_order)
+    conf.notes.emplace_back(
+        "The /dev/nvidiaN numbers are not in PCI bus order here: do not sort the lines by File=.");
+  if (!skipped.empty() && !gpus.empty() && skipped.front()->index < gpus.back()->index) {
+    conf.notes.push_back(fmt::format(
+        "GPUs are left out (below), so Slurm's numbers for the GPUs after GPU {} differ from "
+        "NVML's.",
+        skipped.front()->index));
+  }
+  if (!topology.ok())
+    conf.notes.push_back(
+        fmt::format("Cores= left out: cannot read the CPU topology: {}", topology.error().message));
+  bool cores_left_out = false;
+  for (const Gpu* gpu : gpus) {
+    GresLine line;
+    line.nvml_index = gpu->index;
+    line.type = SlurmGpuType(gpu->name);
+    line.minor_number = *gpu->minor_number;
+    line.pci_bus_id = gpu->pci_bus_id;
+    line.uuid = gpu->uuid;
+    if (gpu->cpu_affinity && topology.ok()) {
+      Result<std::string> indices = SlurmCoreIndices(*gpu->cpu_affinity, *topology);
+      if (indices.ok()) {
+        line.cores = *indices;
+      } else {
+        cores_left_out = true;
+        line.cores_left_out = "NVML's CPU affinity: " + indices.error().message;
+      }
+    }
+    conf.lines.push_back(std::move(line));
+  }
+  if (cores_left_out && inventory.simulated) {
+    conf.notes.emplace_back(
+        "The simulated server's CPUs are not this machine's: GPUPIN_SYSFS_ROOT can name a sysfs "
+        "tree with them.");
+  }
+  for (const Gpu* gpu : skipped) {
+    conf.left_out.push_back({gpu->index, gpu->uuid,
+                             gpu->healthy() ? "NVML gives no minor number" : *gpu->health_error});
+  }
+  return conf;
+}
+
+std::string GresLineText(const GresLine& line) {
+  return fmt::format("Name=gpu Type={} File=/dev/nvidia{}{}", line.type, line.minor_number,
+                     line.cores ? " Cores=" + *line.cores : "");
+}
+
+std::string RenderGresConf(const GresConf& conf) {
   std::string out = fmt::format(
       "# gres.conf for {}, from NVML. In slurm.conf:\n"
       "#   GresTypes=gpu\n"
       "#   NodeName={} Gres={}\n"
       "# Keep the lines in this (PCI bus) order: Slurm numbers GPUs by their line, and jobs\n"
       "# that set CUDA_DEVICE_ORDER=PCI_BUS_ID then see the same numbers in CUDA.\n",
-      hostname, hostname, gres.empty() ? "gpu:0" : gres);
-  bool minors_in_order = std::is_sorted(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
-    return *a->minor_number < *b->minor_number;
-  });
-  if (!minors_in_order) {
-    out +=
-        "# The /dev/nvidiaN numbers are not in PCI bus order here: do not sort the lines by "
-        "File=.\n";
+      conf.hostname, conf.hostname, conf.node_gres);
+  for (const std::string& note : conf.notes) out += "# " + note + "\n";
+  for (const GresLine& line : conf.lines) {
+    if (line.cores_left_out)
+      out +=
+          fmt::format("# Cores= left out for GPU {}: {}\n", line.nvml_index, *line.cores_left_out);
+    out += fmt::format("{}  # NVML index {}, {}, {}\n", GresLineText(line), line.nvml_index,
+                       line.pci_bus_id, line.uuid);
   }
-  if (!skipped.empty() && !gpus.empty() && skipped.front()->index < gpus.back()->index) {
-    out += fmt::format(
-        "# GPUs are left out (below), so Slurm's numbers for the GPUs after GPU {} differ from "
-        "NVML's.\n",
-        skipped.front()->index);
-  }
-  if (!topology.ok())
-    out += fmt::format("# Cores= left out: cannot read the CPU topology: {}\n",
-                       topology.error().message);
-  bool cores_left_out = false;
-  for (const Gpu* gpu : gpus) {
-    std::string cores;
-    if (gpu->cpu_affinity && topology.ok()) {
-      Result<std::string> indices = SlurmCoreIndices(*gpu->cpu_affinity, *topology);
-      if (indices.ok()) {
-        cores = " Cores=" + *indices;
-      } else {
-        cores_left_out = true;
-        out += fmt::format("# Cores= left out for GPU {}: NVML's CPU affinity: {}\n", gpu->index,
-                           indices.error().message);
-      }
-    }
-    out += fmt::format("Name=gpu Type={} File=/dev/nvidia{}{}  # NVML index {}, {}, {}\n",
-                       SlurmGpuType(gpu->name), *gpu->minor_number, cores, gpu->index,
-                       gpu->pci_bus_id, gpu->uuid);
-  }
-  if (cores_left_out && inventory.simulated) {
-    out +=
-        "# (The simulated server's CPUs are not this machine's: GPUPIN_SYSFS_ROOT can name a "
-        "sysfs tree with them.)\n";
-  }
-  for (const Gpu* gpu : skipped) {
-    out += fmt::format("# GPU {} ({}) left out: {}\n", gpu->index, gpu->uuid,
-                       gpu->healthy() ? "NVML gives no minor number" : *gpu->health_error);
-  }
+  for (const GresLeftOut& gpu : conf.left_out)
+    out += fmt::format("# GPU {} ({}) left out: {}\n", gpu.nvml_index, gpu.uuid, gpu.reason);
   return out;
 }
 

@@ -36,7 +36,7 @@ TEST(SlurmGresTest, LinesInPciOrderWithSlurmCoreIndicesAndCounts) {
   Inventory inventory;
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S"),
                     MakeGpu(2, 2, "NVIDIA A2", "16-31,48-63")};
-  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
   EXPECT_THAT(conf, HasSubstr("#   NodeName=node7 Gres=gpu:nvidia_a2:1,gpu:nvidia_l40s:2\n"));
   EXPECT_THAT(conf, HasSubstr("Name=gpu Type=nvidia_l40s File=/dev/nvidia0 Cores=0-15  # NVML "
                               "index 0, 00000000:00:00.0, GPU-0\n"
@@ -55,7 +55,7 @@ TEST(SlurmGresTest, MinorsOutOfPciOrderKeepPciOrderAndSaySo) {
   Inventory inventory;
   inventory.gpus = {MakeGpu(0, 2, "NVIDIA L40S"), MakeGpu(1, 3, "NVIDIA L40S"),
                     MakeGpu(2, 0, "NVIDIA L40S"), MakeGpu(3, 1, "NVIDIA L40S")};
-  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
   size_t first = conf.find("File=/dev/nvidia2 Cores=0-15  # NVML index 0");
   size_t second = conf.find("File=/dev/nvidia3 Cores=0-15  # NVML index 1");
   size_t third = conf.find("File=/dev/nvidia0 Cores=0-15  # NVML index 2");
@@ -73,7 +73,7 @@ TEST(SlurmGresTest, GpusLeftOutAreListedAndShiftSlurmsNumbers) {
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S"),
                     MakeGpu(2, 2, "NVIDIA L40S")};
   inventory.gpus[1].health_error = "GPU is lost";
-  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
   EXPECT_THAT(conf, HasSubstr("# GPU 1 (GPU-1) left out: GPU is lost\n"));
   EXPECT_THAT(conf, HasSubstr("Slurm's numbers for the GPUs after GPU 1 differ from NVML's"));
   EXPECT_THAT(conf, Not(HasSubstr("/dev/nvidia1")));
@@ -82,7 +82,7 @@ TEST(SlurmGresTest, GpusLeftOutAreListedAndShiftSlurmsNumbers) {
   // The last GPU left out shifts nothing.
   inventory.gpus[1].health_error.reset();
   inventory.gpus[2].minor_number.reset();
-  conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
   EXPECT_THAT(conf, HasSubstr("# GPU 2 (GPU-2) left out: NVML gives no minor number\n"));
   EXPECT_THAT(conf, Not(HasSubstr("differ from NVML's")));
 }
@@ -91,9 +91,9 @@ TEST(SlurmGresTest, GpusLeftOutAreListedAndShiftSlurmsNumbers) {
 TEST(SlurmGresTest, WithoutTheCpuTopologyCoresAreLeftOut) {
   Inventory inventory;
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S")};
-  std::string conf = RenderGresConf(
+  std::string conf = RenderGresConf(PlanGresConf(
       inventory, "node7",
-      MakeError(ExitCode::kError, "/sys/devices/system/cpu/online: No such file or directory"));
+      MakeError(ExitCode::kError, "/sys/devices/system/cpu/online: No such file or directory")));
   EXPECT_THAT(conf, HasSubstr("# Cores= left out: cannot read the CPU topology: "
                               "/sys/devices/system/cpu/online: No such file or directory\n"));
   EXPECT_THAT(conf, HasSubstr("Name=gpu Type=nvidia_l40s File=/dev/nvidia0  # NVML index 0"));
@@ -103,7 +103,7 @@ TEST(SlurmGresTest, AffinityNamingCpusTheMachineLacksLeavesCoresOut) {
   Inventory inventory;
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S", "0-1"), MakeGpu(1, 1, "NVIDIA L40S", "0-31")};
   CpuTopology two_cpus = {{0, 0, 0}, {1, 0, 1}};
-  std::string conf = RenderGresConf(inventory, "node7", two_cpus);
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", two_cpus));
   EXPECT_THAT(conf, HasSubstr("File=/dev/nvidia0 Cores=0-1  # NVML index 0"));
   EXPECT_THAT(conf, HasSubstr("# Cores= left out for GPU 1: NVML's CPU affinity: CPUs 2-31 of "
                               "\"0-31\" not on this machine\n"
@@ -113,7 +113,7 @@ TEST(SlurmGresTest, AffinityNamingCpusTheMachineLacksLeavesCoresOut) {
   // The simulated server's CPUs are usually not this machine's: say how to
   // describe them.
   inventory.simulated = true;
-  conf = RenderGresConf(inventory, "node7", two_cpus);
+  conf = RenderGresConf(PlanGresConf(inventory, "node7", two_cpus));
   EXPECT_THAT(conf, HasSubstr("GPUPIN_SYSFS_ROOT can name a sysfs tree with them"));
 }
 
@@ -121,9 +121,44 @@ TEST(SlurmGresTest, GpuWithoutAffinityHasNoCores) {
   Inventory inventory;
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S")};
   inventory.gpus[0].cpu_affinity.reset();
-  std::string conf = RenderGresConf(inventory, "node7", Hyperthreaded());
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
   EXPECT_THAT(conf, HasSubstr("File=/dev/nvidia0  # NVML index 0"));
   EXPECT_THAT(conf, Not(HasSubstr("Cores=")));
+}
+
+// The plan is what --json prints: the same facts as the text, as fields.
+TEST(SlurmGresTest, PlanHoldsEachLineAndWhatWasLeftOut) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 1, "NVIDIA L40S"), MakeGpu(1, 0, "NVIDIA L40S", "0-99"),
+                    MakeGpu(2, 2, "NVIDIA L40S")};
+  inventory.gpus[2].health_error = "GPU is lost";
+  GresConf conf = PlanGresConf(inventory, "node7", Hyperthreaded());
+  EXPECT_EQ(conf.hostname, "node7");
+  EXPECT_EQ(conf.node_gres, "gpu:nvidia_l40s:2");
+  ASSERT_EQ(conf.lines.size(), 2u);
+  EXPECT_EQ(conf.lines[0].nvml_index, 0u);
+  EXPECT_EQ(conf.lines[0].minor_number, 1u);
+  EXPECT_EQ(conf.lines[0].cores, "0-15");
+  EXPECT_EQ(conf.lines[0].cores_left_out, std::nullopt);
+  EXPECT_EQ(GresLineText(conf.lines[0]), "Name=gpu Type=nvidia_l40s File=/dev/nvidia1 Cores=0-15");
+  EXPECT_EQ(conf.lines[1].cores, std::nullopt);
+  EXPECT_THAT(conf.lines[1].cores_left_out.value_or(""), HasSubstr("NVML's CPU affinity: CPUs "));
+  EXPECT_EQ(GresLineText(conf.lines[1]), "Name=gpu Type=nvidia_l40s File=/dev/nvidia0");
+  ASSERT_EQ(conf.left_out.size(), 1u);
+  EXPECT_EQ(conf.left_out[0].nvml_index, 2u);
+  EXPECT_EQ(conf.left_out[0].reason, "GPU is lost");
+  ASSERT_EQ(conf.notes.size(), 1u);
+  EXPECT_THAT(conf.notes[0], HasSubstr("not in PCI bus order"));
+}
+
+TEST(SlurmGresTest, NoUsableGpuIsGresZero) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S")};
+  inventory.gpus[0].minor_number.reset();
+  GresConf conf = PlanGresConf(inventory, "node7", Hyperthreaded());
+  EXPECT_EQ(conf.node_gres, "gpu:0");
+  EXPECT_TRUE(conf.lines.empty());
+  EXPECT_THAT(RenderGresConf(conf), HasSubstr("#   NodeName=node7 Gres=gpu:0\n"));
 }
 
 }  // namespace

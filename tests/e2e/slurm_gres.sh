@@ -11,6 +11,18 @@ expect_eq "$(grep -c '^Name=gpu ' <<<"$OUT")" 8 "one line per GPU"
 expect_contains "$OUT" "Name=gpu Type=nvidia_rtx_a6000 File=/dev/nvidia1 Cores=0-15 " "type, device file and Slurm core indices"
 expect_contains "$OUT" "Gres=gpu:nvidia_geforce_rtx_2080_ti:2,gpu:nvidia_geforce_rtx_3090:2,gpu:nvidia_rtx_a6000:4" "slurm.conf hint"
 expect_eq "$(grep -o '# NVML index [0-9]*' <<<"$OUT" | grep -o '[0-9]*$' | tr '\n' ' ')" "0 1 2 3 4 5 6 7 " "lines in NVML index order"
+text_lines=$(grep '^Name=gpu ' <<<"$OUT" | sed 's/  # .*//')
+
+# --json: the same lines, as fields, for a script that writes gres.conf.
+run_status "$GPUPIN" --simulate "$EXAMPLES/lab-8gpu.json" slurm gres --json
+expect_eq "$STATUS" 0 "slurm gres --json"
+expect_eq "$(jq -r '.lines[].line' <<<"$OUT")" "$text_lines" "the JSON's lines are the text's"
+expect_eq "$(jq -r '.lines[1] | [.nvml_index, .type, .file, .cores] | join(" ")' <<<"$OUT")" \
+  "1 nvidia_rtx_a6000 /dev/nvidia1 0-15" "one line's fields"
+expect_eq "$(jq -r '.node_gres' <<<"$OUT")" \
+  "gpu:nvidia_geforce_rtx_2080_ti:2,gpu:nvidia_geforce_rtx_3090:2,gpu:nvidia_rtx_a6000:4" "node_gres"
+expect_eq "$(jq -r '[.schema_version, (.left_out | length), (.notes | length)] | join(" ")' <<<"$OUT")" \
+  "1 0 0" "schema version; nothing left out, nothing to note"
 
 # Minor numbers out of PCI bus order: the lines stay in PCI bus order, and say so.
 fixture="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/server-4gpu-ht-minors.json"
@@ -29,6 +41,9 @@ expect_eq "$STATUS" 0 "slurm gres on a smaller machine"
 expect_eq "$(grep -c '^Name=.* Cores=' <<<"$OUT" || true)" 0 "no Cores= for CPUs the machine lacks"
 expect_contains "$OUT" "# Cores= left out for GPU 0: NVML's CPU affinity: CPUs 2-15,32-47 of \"0-15,32-47\" not on this machine" "why Cores= is left out"
 expect_contains "$OUT" "GPUPIN_SYSFS_ROOT can name a sysfs tree" "hint for the simulated server"
+GPUPIN_SYSFS_ROOT="$TEST_TMP/sys-1x2x1" run_status "$GPUPIN" --json --simulate "$fixture" slurm gres
+expect_eq "$(jq -r '.lines[0] | [(.cores | tostring), .cores_left_out] | join(" / ")' <<<"$OUT")" \
+  "null / NVML's CPU affinity: CPUs 2-15,32-47 of \"0-15,32-47\" not on this machine" "--json: why Cores= is left out"
 GPUPIN_SYSFS_ROOT="$TEST_TMP/nowhere" run_status "$GPUPIN" --simulate "$fixture" slurm gres
 expect_eq "$STATUS" 0 "slurm gres without a CPU topology"
 expect_contains "$OUT" "# Cores= left out: cannot read the CPU topology: " "no topology"

@@ -1,0 +1,24 @@
+# Every command's --help shows its own usage and options and reminds of the
+# global options (which work after the command too), not the list of
+# commands, which only the top-level help shows.
+source "$(dirname "$0")/lib.sh"
+run_status "$GPUPIN" --help
+expect_eq "$STATUS" 0 "gpupin --help"
+expect_contains "$OUT" "Commands:" "the top-level help lists the commands"
+commands=$(sed -n '/^Commands:/,/^$/p' <<<"$OUT" | awk 'NR > 1 && NF { print $1 }')
+expect_eq "$(wc -l <<<"$commands")" 11 "11 commands listed"
+for command in $commands; do
+  run_status "$GPUPIN" "$command" --help
+  expect_eq "$STATUS" 0 "gpupin $command --help"
+  expect_contains "$OUT" "Usage: gpupin $command " "usage of $command"
+  expect_contains "$OUT" "Global options, before or after the command: --json, --simulate FILE" \
+    "global options reminder in $command --help"
+  [[ "$OUT" != *"Commands:"* ]] || fail "gpupin $command --help lists the commands"
+done
+run_status "$GPUPIN" slurm gres --help
+expect_contains "$OUT" "Global options, before or after the command" "a nested command too"
+# What the reminder promises: a global option after the command.
+run_status "$GPUPIN" ls --json --simulate "$EXAMPLES/workstation-2gpu.json"
+expect_eq "$STATUS" 0 "ls --json --simulate"
+expect_eq "$(jq '.gpus | length' <<<"$OUT")" 2 "global options after the command"
+echo PASS
