@@ -18,7 +18,7 @@ nlohmann::ordered_json GresConfToJson(const GresConf& conf) {
   for (const GresLine& line : conf.lines) {
     lines.push_back({{"nvml_index", line.nvml_index},
                      {"type", line.type},
-                     {"file", "/dev/nvidia" + std::to_string(line.minor_number)},
+                     {"file", GresDeviceFile(line)},
                      {"cores", OrNull(line.cores)},
                      {"cores_left_out", OrNull(line.cores_left_out)},
                      {"pci_bus_id", line.pci_bus_id},

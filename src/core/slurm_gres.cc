@@ -83,8 +83,12 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
   return conf;
 }
 
+std::string GresDeviceFile(const GresLine& line) {
+  return fmt::format("/dev/nvidia{}", line.minor_number);
+}
+
 std::string GresLineText(const GresLine& line) {
-  return fmt::format("Name=gpu Type={} File=/dev/nvidia{}{}", line.type, line.minor_number,
+  return fmt::format("Name=gpu Type={} File={}{}", line.type, GresDeviceFile(line),
                      line.cores ? " Cores=" + *line.cores : "");
 }
 

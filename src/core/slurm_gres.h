@@ -62,6 +62,9 @@ struct GresConf {
 GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
                       const Result<CpuTopology>& topology);
 
+// `/dev/nvidiaN`: the device file that names the GPU to Slurm.
+std::string GresDeviceFile(const GresLine& line);
+
 // `Name=gpu Type=… File=/dev/nvidiaN[ Cores=…]`, as gres.conf takes it.
 std::string GresLineText(const GresLine& line);
 
