@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# 24 `gpupin run --wait` jobs released at one instant on 4 free cards, and,
+# while they queue and run, SIGKILL every 120 ms: in turn a random gpupin
+# (waiting, or standing in for a running job) and a random running job.
+# Whatever is killed, no two jobs ever share a card; a job whose gpupin was
+# killed after it started keeps its card and runs to its end (the lease is
+# the job's, not gpupin's); every job whose gpupin and process survived runs
+# to its end and exits 0; a killed job frees its card for the next; and the
+# queue drains to nothing. GPUPIN_CHAOS_SEED replays a run's choices.
+source "$(dirname "$0")/lib.sh"
+
+jobs=24 seconds=0.8 kills=12
+seed=${GPUPIN_CHAOS_SEED:-$(($(date +%s%N) % 32768))}
+echo "seed $seed (GPUPIN_CHAOS_SEED=$seed replays these choices)"
+RANDOM=$seed
+scenario="$EXAMPLES/server-4gpu.json"
+log="$TEST_TMP/workload.log"
+job() {
+  exec "$GPUPIN" --simulate "$scenario" run --wait -- \
+    "$WORKLOAD" --seconds "$seconds" --name "j$1" --log "$log" 2>"$TEST_TMP/gpupin.$1.err"
+}
+
+names_with() { [[ -f "$log" ]] && jq -r --arg e "$1" 'select(.event == $e) | .name' "$log" | sort; }
+# running_jobs: "NAME PID" of each job that has started and not ended.
+running_jobs() {
+  join -v 1 <(jq -r 'select(.event == "start") | "\(.name) \(.pid)"' "$log" | sort) <(names_with end)
+}
+# gone_or_zombie PID (gpupin and the workload have no space in their names)
+gone_or_zombie() {
+  local state=
+  { read -r _ _ state _ <"/proc/$1/stat"; } 2>/dev/null || return 0
+  [[ $state == Z ]]
+}
+
+# pick ITEM...: one of the items at random, in PICKED.
+pick() { PICKED=${*:RANDOM % $# + 1:1}; }
+
+start_at_once "$jobs" job
+# A kill that lands as its target ends by itself leaves it ambiguous (its
+# end line written, or gpupin already releasing): such a job may exit 0.
+declare -A gpupin_killed=() job_killed=() ambiguous=()
+killed_waiting=() killed_running=()
+sleep 0.15
+for ((k = 0; k < kills; k++)); do
+  mapfile -t running < <(running_jobs)
+  case $((k % 3)) in
+    0) # the gpupin of a job that has not started: a waiter
+      waiting=()
+      for ((i = 1; i <= jobs; i++)); do
+        [[ -n "${gpupin_killed[$i]:-}" ]] || grep -q "\"name\":\"j$i\"" "$log" 2>/dev/null ||
+          waiting+=("$i")
+      done
+      if ((${#waiting[@]})); then
+        pick "${waiting[@]}"
+        kill -9 "${STARTED[PICKED - 1]}" 2>/dev/null || true
+        gpupin_killed[$PICKED]=1 ambiguous[$PICKED]=1
+        killed_waiting+=("$PICKED")
+      fi
+      ;;
+    1) # the gpupin of a running job: the job keeps its lease
+      candidates=()
+      for line in "${running[@]}"; do
+        i=${line%% *} i=${i#j}
+        [[ -n "${gpupin_killed[$i]:-}" ]] || candidates+=("$i")
+      done
+      if ((${#candidates[@]})); then
+        pick "${candidates[@]}"
+        kill -9 "${STARTED[PICKED - 1]}" 2>/dev/null || true
+        gpupin_killed[$PICKED]=1 ambiguous[$PICKED]=1
+        killed_running+=("$PICKED")
+      fi
+      ;;
+    2) # a running job
+      if ((${#running[@]})); then
+        pick "${running[@]}"
+        read -r name pid <<<"$PICKED"
+        killed_at=$(now_ms)
+        kill -9 "$pid" 2>/dev/null || true # it may have ended since
+        wait_until 5 "killed job $name ($pid) gone" gone_or_zombie "$pid"
+        if grep -q "\"event\":\"end\",\"name\":\"$name\"" "$log"; then
+          ambiguous[${name#j}]=1
+        else
+          # Its end, for the overlap check: when the kill was sent. A job on
+          # its card that started before then started beside a live job.
+          echo "{\"event\":\"end\",\"name\":\"$name\",\"pid\":$pid,\"t_ms\":$killed_at,\"killed\":true}" >>"$log"
+          job_killed[${name#j}]=1
+        fi
+      fi
+      ;;
+  esac
+  sleep 0.12
+done
+echo "killed the gpupin of waiting jobs ${killed_waiting[*]}, of running jobs ${killed_running[*]}; killed jobs ${!job_killed[*]}"
+((${#killed_waiting[@]} >= 2 && ${#killed_running[@]} >= 2 && ${#job_killed[@]} >= 2)) ||
+  fail "the kills found too few targets"
+
+for ((i = 1; i <= jobs; i++)); do
+  status=0
+  wait "${STARTED[i - 1]}" || status=$?
+  if [[ -n "${job_killed[$i]:-}" ]]; then
+    expect_eq "$status" 137 "exit status of j$i, killed"
+  elif [[ -n "${ambiguous[$i]:-}" ]]; then
+    [[ $status == 0 || $status == 137 ]] || fail "exit status of j$i: expected 0 or 137, got $status"
+  else
+    expect_eq "$status" 0 "exit status of j$i"
+  fi
+done
+# Jobs whose gpupin was killed after they started outlive it.
+wait_until 20 "every started job ended" eval '[[ "$(names_with start)" == "$(names_with end)" ]]'
+
+expect_no_overlap "$log"
+started=$(names_with start | tr '\n' ' ')
+for ((i = 1; i <= jobs; i++)); do
+  [[ -n "${job_killed[$i]:-}" ]] && continue
+  ran_to_end=$(jq -r --arg n "j$i" 'select(.event == "end" and .name == $n and (.killed | not)) | .name' "$log")
+  if [[ -z "${gpupin_killed[$i]:-}" ]]; then
+    expect_eq "$ran_to_end" "j$i" "j$i ran to its end"
+  elif [[ " $started" == *" j$i "* ]]; then
+    expect_eq "$ran_to_end" "j$i" "j$i, started before its gpupin was killed, ran to its end"
+  fi
+done
+
+run_status "$GPUPIN" --simulate "$scenario" --json leases
+expect_eq "$STATUS" 0 "leases"
+expect_eq "$(jq -c '[.leases, .queue]' <<<"$OUT")" "[[],[]]" "no live lease and nobody waiting at the end"
+run_status "$GPUPIN" --simulate "$scenario" run -n 4 -- true
+expect_eq "$STATUS" 0 "all 4 cards free again"
+echo PASS
