@@ -20,10 +20,11 @@
 # counted against gpupin or the loops. Makespan: the first job's main to
 # the last job's end line. First round spread: from the first card's first
 # main to the last card's. Hand-off: on each card, a job's end line to the
-# next job's main. Machine CPU: all CPU time the machine spent while the
-# jobs ran (/proc/stat, everything busy but idle and iowait), the jobs and
-# whatever else runs included: what the queue costs the other users of the
-# machine, beside the same for the loops.
+# next job's main. Machine CPU: all CPU time the machine spent busy
+# (/proc/stat, everything but idle and iowait) from the forking of the
+# batch's subshells to the last exit, the jobs and whatever else runs
+# included: what the queue costs the other users of the machine, beside
+# the same for the loops.
 set -euo pipefail
 job_start=main_ms # the start line's field that says when a job began
 root=$(cd "$(dirname "$0")/.." && pwd)
