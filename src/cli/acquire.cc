@@ -1,6 +1,7 @@
 #include "cli/acquire.h"
 
 #include <fmt/format.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "core/time_format.h"
 #include "sys/change_watch.h"
 #include "sys/environment.h"
+#include "sys/interrupt.h"
 #include "sys/lease_store.h"
 
 namespace gpupin {
@@ -112,10 +114,19 @@ std::string Blockers(const std::string& refusal) {
   return refusal.substr(0, refusal.rfind("; use --wait"));
 }
 
-}  // namespace
+Error StoppedBy(int signal) {
+  Error stopped = MakeError(
+      ExitCode::kError,
+      fmt::format("stopped by SIG{} while waiting for GPUs; left the queue", sigabbrev_np(signal)));
+  stopped.signal = signal;
+  return stopped;
+}
 
-Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
-                             std::vector<CardVerdict>* verdicts) {
+// Chooses and records, or waits in the queue until it can. `interrupts`
+// (while waiting) ends the wait, leaving the queue.
+Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
+                               std::vector<CardVerdict>* verdicts,
+                               const InterruptGuard* interrupts) {
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   // Created before the first read, so no change between a read and the
@@ -168,6 +179,9 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
   std::optional<Look> look;
   bool look_again = false;
   for (;;) {
+    // Checked between the steps, never inside a transaction: a step is
+    // finished (a ticket taken, a lease written) before the signal is obeyed.
+    if (interrupts && interrupts->interrupted()) return give_up(StoppedBy(interrupts->signal()));
     bool fresh_look = want_snapshot && (!look || look_again || !look->RecentEnough());
     if (fresh_look) {
       Result<GpuSource*> gpus = world.Gpus();
@@ -323,6 +337,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     }
     ChangeWatch& waiting_on = ahead ? *ahead_watch : watch;
     waiting_on.WatchProcesses(watched, facts.process_start_time);
+    waiting_on.WakeOnInterrupt(interrupts ? interrupts->wake_fd() : -1);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
     // Behind others, a waiter also looks at the ticket just ahead at every
@@ -339,6 +354,7 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
     // went): that says nothing about the cards, and nudging then kept one
     // waiter beyond the last card of every round looking in vain. Never on
     // a nudge, or the whole queue would wake.
+    if (woke == WakeReason::kInterrupted) return give_up(StoppedBy(interrupts->signal()));
     if (ticket && woke == WakeReason::kProcessExited) (*store)->Nudge(*ticket);
     if (woke == WakeReason::kDeadline) {
       return give_up(MakeError(ExitCode::kNoGpu,
@@ -346,6 +362,28 @@ Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
                                            waiting_text.substr(waiting_text.find(';') + 1))));
     }
   }
+}
+
+}  // namespace
+
+Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
+                             std::vector<CardVerdict>* verdicts) {
+  if (!request.wait) return AcquireOrWait(world, request, verdicts, nullptr);
+  // A waiter may wait for hours; stopped meanwhile (Ctrl-C, kill, a closed
+  // terminal), it takes its ticket out of the queue before it goes.
+  InterruptGuard interrupts;
+  Result<Acquired> acquired = AcquireOrWait(world, request, verdicts, &interrupts);
+  if (!interrupts.interrupted()) return acquired;
+  // Stopped while its turn came: the cards go back rather than to a job
+  // that was called off.
+  if (acquired.ok()) {
+    Result<LeaseStore*> store = world.Leases();
+    if (store.ok()) {
+      (void)(*store)->Transact(
+          [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
+    }
+  }
+  return StoppedBy(interrupts.signal());
 }
 
 }  // namespace gpupin

@@ -19,6 +19,7 @@
 #include "cli/slurm.h"
 #include "cli/toml_config.h"
 #include "core/printable.h"
+#include "sys/interrupt.h"
 
 namespace gpupin {
 namespace {
@@ -209,7 +210,10 @@ int Dispatch(int argc, char** argv) {
   }
   World world(globals, Terminal::Detect(globals.json), std::move(command_args));
   Result<int> status = runners.at(chosen.front()->get_name())(world);
-  if (!status.ok()) return PrintError(status.error());
+  if (!status.ok()) {
+    const int code = PrintError(status.error());
+    return status.error().signal ? DieBySignal(status.error().signal) : code;
+  }
   return *status;
 }
 

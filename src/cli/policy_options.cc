@@ -47,7 +47,9 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("--max-jobs", flags.max_jobs, "at most N gpupin jobs per card")
       ->check(CLI::PositiveNumber);
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
-  app.add_option("--wait", flags.wait, "queue until GPUs are free (optionally at most DURATION)")
+  app.add_option("--wait", flags.wait,
+                 "queue until GPUs are free (optionally at most DURATION); Ctrl-C, SIGTERM or "
+                 "SIGHUP leaves the queue")
       ->expected(0, 1)
       ->option_text("[=DURATION]");
   app.add_option("--poll", flags.poll,

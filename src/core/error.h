@@ -21,9 +21,12 @@ enum class ExitCode : int {
 struct Error {
   ExitCode code = ExitCode::kError;
   std::string message;
+  // Nonzero: gpupin was stopped by this signal (SIGINT, SIGTERM...) and,
+  // once it has said so and cleaned up, dies by it rather than exiting.
+  int signal = 0;
 
-  // "what: message", keeping the exit code.
-  Error WithContext(const std::string& what) const { return {code, what + ": " + message}; }
+  // "what: message", keeping the exit code and the signal.
+  Error WithContext(const std::string& what) const { return {code, what + ": " + message, signal}; }
 };
 
 inline Error MakeError(ExitCode code, std::string message) { return {code, std::move(message)}; }

@@ -149,6 +149,8 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   std::vector<pollfd> fds;
   if (inotify_.valid()) fds.push_back({inotify_.get(), POLLIN, 0});
   for (const auto& [key, fd] : pidfds_) fds.push_back({fd.get(), POLLIN, 0});
+  // Last, so that a readable one is seen whatever else is ready.
+  if (interrupt_fd_ >= 0) fds.push_back({interrupt_fd_, POLLIN, 0});
 
   using Clock = std::chrono::steady_clock;
   const bool polling = needs_poll() || poll_anyway;
@@ -169,9 +171,10 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
     if (ready < 0 && errno != EINTR) return polling ? WakeReason::kPoll : WakeReason::kDeadline;
     if (ready <= 0) continue;
 
+    if (interrupt_fd_ >= 0 && fds.back().revents != 0) return WakeReason::kInterrupted;
     bool process_exited = false;
     for (const pollfd& fd : fds) {
-      if (fd.revents == 0 || fd.fd == inotify_.get()) continue;
+      if (fd.revents == 0 || fd.fd == inotify_.get() || fd.fd == interrupt_fd_) continue;
       process_exited = true;
       // Reported once: the caller re-reads the state and watches anew.
       std::erase_if(pidfds_, [&](const auto& entry) { return entry.second.get() == fd.fd; });

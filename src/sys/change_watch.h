@@ -32,6 +32,7 @@ enum class WakeReason {
   kProcessExited,  // a watched process ended (or had already ended)
   kPoll,           // the poll interval passed while something was unwatchable
   kDeadline,       // the caller's deadline passed
+  kInterrupted,    // the interrupt descriptor became readable (InterruptGuard)
 };
 
 class ChangeWatch {
@@ -63,6 +64,10 @@ class ChangeWatch {
   void WatchProcesses(const std::vector<ProcessIdentity>& processes,
                       const std::function<std::optional<uint64_t>(int pid)>& start_time);
 
+  // Wait also ends, as kInterrupted, once `fd` is readable (and at every
+  // Wait after that): InterruptGuard::wake_fd(). -1 watches nothing.
+  void WakeOnInterrupt(int fd) { interrupt_fd_ = fd; }
+
   // Some change cannot be seen by an event (no inotify, no pidfd for a
   // process: another PID namespace, an old kernel): Wait falls back to the
   // poll interval.
@@ -77,6 +82,7 @@ class ChangeWatch {
   UniqueFd inotify_;
   std::map<std::pair<int, uint64_t>, UniqueFd> pidfds_;  // by (pid, start time)
   int unwatchable_processes_ = 0;
+  int interrupt_fd_ = -1;
   bool exited_already_ = false;
   bool changed_already_ = false;
   int file_watch_ = -1;

@@ -211,5 +211,21 @@ TEST(ChangeWatch, WithoutDirectoriesItStillWatchesProcesses) {
   EXPECT_EQ(watch.Wait(Clock::now() + 5s, 10s), WakeReason::kProcessExited);
 }
 
+TEST(ChangeWatch, AReadableInterruptDescriptorEndsTheWaitBeforeAnyOtherReason) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  int wake[2];
+  ASSERT_EQ(pipe(wake), 0);
+  w.watch.WakeOnInterrupt(wake[0]);
+  auto [reason, latency] = WakeAfter(w.watch, [&] { ASSERT_EQ(write(wake[1], "x", 1), 1); });
+  EXPECT_EQ(reason, WakeReason::kInterrupted);
+  EXPECT_LT(latency, 100ms);
+  // A lease change at the same time does not hide the interrupt.
+  ASSERT_TRUE(w.dir->WriteFileAtomic("c.json", "{}").ok());
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 1s, 10s), WakeReason::kInterrupted);
+  close(wake[0]);
+  close(wake[1]);
+}
+
 }  // namespace
 }  // namespace gpupin

@@ -1,6 +1,9 @@
 # ls --watch redraws until interrupted, then exits cleanly; --json --watch
 # prints one document per frame.
 source "$(dirname "$0")/lib.sh"
+# Background jobs of their own process group: without job control, bash
+# starts them with SIGINT ignored, and gpupin leaves an ignored signal alone.
+set -m
 SIM=(--simulate "$EXAMPLES/workstation-2gpu.json")
 "$GPUPIN" "${SIM[@]}" ls --watch 0.2 >"$TEST_TMP/frames" 2>&1 &
 pid=$!
