@@ -18,6 +18,9 @@ struct CommandSpec {
   std::string_view name;
   std::string_view summary;
   std::function<CommandRunner(CLI::App& subcommand)> setup;
+  // Takes a command of the user's after "--" (run, docker). For the others
+  // "--" only ends the options, so `release -- ID` releases ID.
+  bool runs_command = false;
 };
 
 }  // namespace gpupin

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -102,16 +103,15 @@ const std::vector<CommandSpec>& AllCommands() {
   return commands;
 }
 
-std::string SuggestCommand(std::string_view typed, const std::vector<CommandSpec>& commands) {
+std::string SuggestCommand(std::string_view typed, const std::vector<std::string>& names) {
   std::string best;
   size_t best_distance = 3;  // farther than two edits is not a typo
-  for (const CommandSpec& command : commands) {
-    size_t distance = EditDistance(typed, command.name);
-    if (command.name.starts_with(typed) && typed.size() >= 2)
-      distance = std::min<size_t>(distance, 1);
+  for (const std::string& name : names) {
+    size_t distance = EditDistance(typed, name);
+    if (name.starts_with(typed) && typed.size() >= 2) distance = std::min<size_t>(distance, 1);
     if (distance < best_distance) {
       best_distance = distance;
-      best = command.name;
+      best = name;
     }
   }
   return best;
@@ -119,11 +119,17 @@ std::string SuggestCommand(std::string_view typed, const std::vector<CommandSpec
 
 int Dispatch(int argc, char** argv) {
   const std::vector<CommandSpec>& commands = AllCommands();
+  bool runs_command = false;
   if (std::optional<std::string> word = FirstCommandWord(argc, argv)) {
-    bool known = std::any_of(commands.begin(), commands.end(),
+    auto spec = std::find_if(commands.begin(), commands.end(),
                              [&](const CommandSpec& c) { return c.name == *word; });
-    if (!known) {
-      std::string suggestion = SuggestCommand(*word, commands);
+    if (spec != commands.end()) {
+      runs_command = spec->runs_command;
+    } else {
+      std::vector<std::string> names;
+      names.reserve(commands.size());
+      for (const CommandSpec& command : commands) names.emplace_back(command.name);
+      std::string suggestion = SuggestCommand(*word, names);
       return PrintError(MakeError(
           ExitCode::kUsage,
           suggestion.empty()
@@ -169,14 +175,14 @@ int Dispatch(int argc, char** argv) {
       CommandList(commands) +
       "\nExit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
       "`run` exits with its command's status.");
-  // Everything after the first "--" is the user's command, passed through
-  // untouched (CLI11 would otherwise let an option with an optional value,
-  // such as --wait, swallow the separator).
+  // For run and docker, everything after the first "--" is the user's
+  // command, passed through untouched (CLI11 would otherwise let an option
+  // with an optional value, such as --wait, swallow the separator).
   std::vector<std::string> own_args;
   std::vector<std::string> command_args;
   bool after_separator = false;
   for (int i = 1; i < argc; ++i) {
-    if (!after_separator && std::string_view(argv[i]) == "--") {
+    if (runs_command && !after_separator && std::string_view(argv[i]) == "--") {
       after_separator = true;
     } else {
       (after_separator ? command_args : own_args).emplace_back(argv[i]);
@@ -198,8 +204,46 @@ int Dispatch(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    // `gpupin slurm gress`: a command with commands of its own, and none of
+    // them named.
+    std::vector<CLI::App*> chosen = app.get_subcommands();
+    std::vector<CLI::App*> nested = chosen.empty() ? chosen : chosen.front()->get_subcommands({});
+    if (nested.empty()) {
+      return PrintError(
+          MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+    }
+    std::vector<std::string> names;
+    names.reserve(nested.size());
+    for (const CLI::App* command : nested) names.push_back(command->get_name());
+    const std::string parent = chosen.front()->get_name();
+    const std::vector<std::string> typed = app.remaining(true);
+    if (typed.empty()) {
+      return PrintError(MakeError(ExitCode::kUsage, fmt::format("'{}' needs a command: {}", parent,
+                                                                fmt::join(names, ", "))));
+    }
+    const std::string suggestion = SuggestCommand(typed.front(), names);
+    return PrintError(
+        MakeError(ExitCode::kUsage,
+                  fmt::format("unknown command '{} {}'; {}", parent, typed.front(),
+                              suggestion.empty()
+                                  ? fmt::format("'{}' has: {}", parent, fmt::join(names, ", "))
+                                  : fmt::format("did you mean '{} {}'?", parent, suggestion))));
   } catch (const CLI::ConfigError& e) {
     return PrintError(MakeError(ExitCode::kUsage, e.what()));
+  } catch (const CLI::ExtrasError&) {
+    const std::string extras = fmt::format("'{}'", fmt::join(app.remaining(true), " "));
+    // `gpupin run python train.py`: the separator forgotten.
+    if (runs_command) {
+      const bool run = app.get_subcommands().front()->get_name() == "run";
+      return PrintError(
+          MakeError(ExitCode::kUsage,
+                    fmt::format("unexpected {}: the command goes after '--', as in: {}", extras,
+                                run ? "gpupin run --wait -- python train.py"
+                                    : "gpupin docker -- run --rm IMAGE CMD")));
+    }
+    return PrintError(
+        MakeError(ExitCode::kUsage, fmt::format("unexpected {}; see gpupin --help", extras)));
   } catch (const CLI::ParseError& e) {
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   }

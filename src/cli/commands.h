@@ -13,7 +13,7 @@ namespace gpupin {
 const std::vector<CommandSpec>& AllCommands();
 
 // The closest command name to a mistyped one, or "" when nothing is close.
-std::string SuggestCommand(std::string_view typed, const std::vector<CommandSpec>& commands);
+std::string SuggestCommand(std::string_view typed, const std::vector<std::string>& names);
 
 // Parses argv, runs the chosen command, prints any error once, and returns
 // the process exit status.

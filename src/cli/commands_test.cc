@@ -8,7 +8,8 @@ namespace gpupin {
 namespace {
 
 TEST(SuggestCommandTest, CloseTyposAndPrefixesButNotNoise) {
-  const auto& commands = AllCommands();
+  std::vector<std::string> commands;
+  for (const CommandSpec& command : AllCommands()) commands.emplace_back(command.name);
   EXPECT_EQ(SuggestCommand("lss", commands), "ls");
   EXPECT_EQ(SuggestCommand("rn", commands), "run");
   EXPECT_EQ(SuggestCommand("lease", commands), "leases");

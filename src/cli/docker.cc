@@ -139,7 +139,8 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
 
 CommandSpec DockerCommand() {
   return {
-      "docker", "run docker with --gpus set to GPUs chosen by the policy", [](CLI::App& app) {
+      "docker", "run docker with --gpus set to GPUs chosen by the policy",
+      [](CLI::App& app) {
         auto options = std::make_shared<DockerOptions>();
         AddPolicyOptions(app, options->policy);
         app.add_flag("--print", options->print,
@@ -151,7 +152,8 @@ CommandSpec DockerCommand() {
         return [options, &app](World& world) {
           return Docker(world, *options, app.count("--wait") > 0);
         };
-      }};
+      },
+      /*runs_command=*/true};
 }
 
 }  // namespace gpupin

@@ -145,7 +145,8 @@ CommandSpec RunCommand() {
             return [options, &app](World& world) {
               return Run(world, *options, app.count("--wait") > 0, app.count("--verify") > 0);
             };
-          }};
+          },
+          /*runs_command=*/true};
 }
 
 }  // namespace gpupin

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Slips of the hand at the command line get one line and exit 2, or do what
+# "--" means (the end of the options): never something broader than asked.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/server-4gpu.json")
+
+# `release -- ID` releases that lease and no other.
+"$GPUPIN" "${SIM[@]}" pick >/dev/null
+"$GPUPIN" "${SIM[@]}" pick >/dev/null
+mapfile -t ids < <("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')
+((${#ids[@]} == 2)) || fail "expected two reservations, got ${#ids[@]}"
+run_status "$GPUPIN" "${SIM[@]}" release -- "${ids[0]}"
+expect_eq "$STATUS" 0 "release -- ID"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')" "${ids[1]}" \
+  "the lease left after release -- ${ids[0]}"
+
+# Words after "--" of a command that runs nothing are its positionals.
+run_status "$GPUPIN" "${SIM[@]}" map -- cuda:5
+expect_eq "$STATUS" 1 "map -- cuda:5 on 4 cards"
+expect_contains "$ERR" "cuda:5 does not exist" "map read the id after --"
+for words in "ls -- foo bar" "leases -- x" "pick --wait -- 5s"; do
+  read -ra args <<<"$words"
+  run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
+  expect_eq "$STATUS" 2 "gpupin $words"
+  expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for gpupin $words"
+  expect_contains "$ERR" "${args[-1]}'; see gpupin --help" "gpupin $words"
+done
+run_status "$GPUPIN" "${SIM[@]}" ls -- foo bar
+expect_eq "$ERR" "gpupin: unexpected 'foo bar'; see gpupin --help" "the words in the order typed"
+
+# The separator forgotten: the command is not run, and the fix is shown.
+run_status "$GPUPIN" "${SIM[@]}" run touch "$TEST_TMP/ran"
+expect_eq "$STATUS" 2 "run without --"
+expect_contains "$ERR" "the command goes after '--', as in: gpupin run --wait -- python train.py" "run without --"
+[[ ! -e $TEST_TMP/ran ]] || fail "run without -- ran the command"
+run_status "$GPUPIN" "${SIM[@]}" docker run image
+expect_eq "$STATUS" 2 "docker without --"
+expect_contains "$ERR" "gpupin docker -- run" "docker without --"
+
+# A command with commands of its own.
+run_status "$GPUPIN" "${SIM[@]}" slurm gress
+expect_eq "$STATUS" 2 "slurm gress"
+expect_eq "$ERR" "gpupin: unknown command 'slurm gress'; did you mean 'slurm gres'?" "slurm gress"
+run_status "$GPUPIN" "${SIM[@]}" slurm
+expect_eq "$STATUS" 2 "slurm alone"
+expect_eq "$ERR" "gpupin: 'slurm' needs a command: gres" "slurm alone"
+echo PASS
