@@ -59,6 +59,9 @@ struct State {
 // at any time, even during exit.
 std::mutex g_mu;
 State* g_state = nullptr;  // guarded by g_mu
+// Why the last nvmlInit could not load the scenario (guarded by g_mu): the
+// caller says it, in one line of its own, through gpupinSimLoadError.
+std::string g_load_error;
 
 State& TheState() {
   if (g_state == nullptr) g_state = new State;
@@ -316,17 +319,21 @@ nvmlReturn_t InitLocked(const char* name) {
   State& st = TheState();
   // A first init (again after the last shutdown) reads the environment
   // afresh, so one process can open several scenarios in turn.
+  g_load_error.clear();
   if (st.init_count == 0) {
     auto path = ScenarioPathFromEnv();
     if (!path) {
-      std::fprintf(stderr, "gpupin-sim: %s\n", path.error().message.c_str());
+      g_load_error = path.error().message;
       return NVML_ERROR_UNKNOWN;
     }
     st.source = std::make_unique<ScenarioSource>(*path);
     st.live = std::make_unique<LiveCache>(st.source->live_dir());
   }
   auto scenario = st.source->Current();
-  if (!scenario) return NVML_ERROR_UNKNOWN;
+  if (!scenario) {
+    g_load_error = scenario.error().message;
+    return NVML_ERROR_UNKNOWN;
+  }
   if ((*scenario)->init_error) return *(*scenario)->init_error;
   if (auto error = ConfiguredError((*scenario)->errors, name)) return *error;
   ++st.init_count;
@@ -373,6 +380,13 @@ nvmlReturn_t GetHandleByPciBusId(const char* name, const char* bus_id, nvmlDevic
 }  // namespace gpupin::sim
 
 using namespace gpupin::sim;  // NOLINT: the exported C functions below are thin wrappers
+
+// Not NVML: why the last nvmlInit failed to load the scenario ("" when it
+// did not fail so). No real driver has the symbol.
+NVML_EXPORT const char* gpupinSimLoadError() {
+  std::lock_guard lock(g_mu);
+  return g_load_error.c_str();
+}
 
 NVML_EXPORT nvmlReturn_t nvmlInit() { return Init("nvmlInit"); }
 NVML_EXPORT nvmlReturn_t nvmlInit_v2() { return Init("nvmlInit_v2"); }

@@ -318,17 +318,22 @@ TEST_F(SimNvml, InitFaults) {
   EXPECT_EQ(lib_.Fn<nvmlDeviceGetCount_fn>("nvmlDeviceGetCount_v2")(&n), NVML_ERROR_UNINITIALIZED);
 }
 
-TEST_F(SimNvml, InvalidScenarioFailsInitWithOneLine) {
+TEST_F(SimNvml, InvalidScenarioFailsInitSilentlyAndSaysWhyWhenAsked) {
+  using LoadErrorFn = const char* (*)();
+  auto load_error = lib_.Fn<LoadErrorFn>("gpupinSimLoadError");
   std::string file = tmp_.Write("bad.json", R"({"gpus": [{"uuid": "GPU-1"}]})");
   testing::internal::CaptureStderr();
   EXPECT_EQ(Init(file), NVML_ERROR_UNKNOWN);
-  std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(err.find(file + ": gpus[0].uuid: invalid UUID"), std::string("gpupin-sim: ").size())
-      << err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
-  testing::internal::CaptureStderr();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_TRUE(std::string(load_error()).starts_with(file + ": gpus[0].uuid: invalid UUID"))
+      << load_error();
   EXPECT_EQ(Init(tmp_.path() + "/missing.json"), NVML_ERROR_UNKNOWN);
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("missing.json"), std::string::npos);
+  EXPECT_NE(std::string(load_error()).find("missing.json"), std::string::npos);
+  // Neither blocks nor reads without end.
+  EXPECT_EQ(Init("/dev/zero"), NVML_ERROR_UNKNOWN);
+  EXPECT_EQ(std::string(load_error()), "/dev/zero: not a regular file");
+  EXPECT_EQ(Init("sim/testdata/faults.json"), NVML_SUCCESS);
+  EXPECT_EQ(std::string(load_error()), "");
 }
 
 TEST_F(SimNvml, CallFaultsAndLostGpus) {

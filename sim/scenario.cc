@@ -1,6 +1,7 @@
 #include "sim/scenario.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -482,6 +483,17 @@ Result<Scenario> ParseScenario(std::string_view json_text) {
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
+  // Checked before opening: a FIFO would block the open, and /dev/zero
+  // would be read until memory runs out.
+  constexpr off_t kMaxBytes = 16 << 20;
+  struct stat file {};
+  if (stat(path.c_str(), &file) == 0) {
+    if (!S_ISREG(file.st_mode))
+      return MakeError(ExitCode::kError, fmt::format("{}: not a regular file", path));
+    if (file.st_size > kMaxBytes)
+      return MakeError(ExitCode::kError,
+                       fmt::format("{}: larger than 16 MiB; not a scenario file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return MakeError(ExitCode::kError, fmt::format("{}: cannot read the scenario file", path));

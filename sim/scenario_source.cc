@@ -44,9 +44,10 @@ Result<const Scenario*> ScenarioSource::Current() {
       failed_ = now;
     }
   }
-  if (last_error_.message != last_reported_) {
-    std::fprintf(stderr, "gpupin-sim: %s%s\n", last_error_.message.c_str(),
-                 scenario_ ? " (keeping the previous scenario)" : "");
+  // With no scenario yet, the failure is the caller's to report (nvmlInit).
+  if (scenario_ && last_error_.message != last_reported_) {
+    std::fprintf(stderr, "gpupin-sim: %s (keeping the previous scenario)\n",
+                 last_error_.message.c_str());
     last_reported_ = last_error_.message;
   }
   if (scenario_) return scenario_.get();

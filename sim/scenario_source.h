@@ -23,7 +23,8 @@ class ScenarioSource {
 
   // The scenario as the file says now. When a changed file does not parse,
   // the previous scenario stays in effect and the problem is reported once
-  // on stderr; the Error is returned only when no scenario was ever loaded.
+  // on stderr; when no scenario was ever loaded, the Error is returned
+  // instead, for the caller to report.
   Result<const Scenario*> Current();
 
   // The scenario as last read, without looking at the file; as Current()

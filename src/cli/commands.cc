@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "cli/docker.h"
@@ -61,6 +64,20 @@ std::optional<std::string> FirstCommandWord(int argc, char** argv) {
     return std::string(arg);
   }
   return std::nullopt;
+}
+
+// Checked before CLI11 opens the file: a FIFO would block the open, and
+// /dev/zero would be read until memory runs out.
+std::string ConfigFileProblem(const std::string& path) {
+  constexpr off_t kMaxBytes = 1 << 20;
+  struct stat file {};
+  // CLI11 puts "--config: " before the message.
+  if (path.empty()) return "give a file name";
+  if (stat(path.c_str(), &file) != 0) return fmt::format("{}: {}", path, std::strerror(errno));
+  if (!S_ISREG(file.st_mode)) return fmt::format("{}: not a regular file", path);
+  if (file.st_size > kMaxBytes)
+    return fmt::format("{}: larger than 1 MiB; not a gpupin config file", path);
+  return "";
 }
 
 constexpr const char* kGlobalOptionsReminder =
@@ -157,7 +174,8 @@ int Dispatch(int argc, char** argv) {
   app.set_config("--config", "",
                  "defaults for options, from a TOML file (env GPUPIN_CONFIG); an option that "
                  "does not exist there is an error")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(CLI::Validator(ConfigFileProblem, "FILE"));
   app.config_formatter(std::make_shared<TomlConfig>(app));
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");

@@ -163,8 +163,18 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::vector<std::st
                          resolver.missing().front() +
                          "; point --nvml at the driver's libnvidia-ml.so.1.");
   }
-  if (nvmlReturn_t code = library->fn_.init(); code != NVML_SUCCESS)
+  if (nvmlReturn_t code = library->fn_.init(); code != NVML_SUCCESS) {
+    // The simulated library says why it could not load its scenario file
+    // (a --simulate mistake), instead of a driver hint that does not apply.
+    using LoadErrorFn = const char* (*)();
+    auto load_error = reinterpret_cast<LoadErrorFn>(dlsym(handle, "gpupinSimLoadError"));
+    if (const char* why = load_error ? load_error() : nullptr; why && *why) {
+      return MakeError(ExitCode::kUsage, "cannot use the simulated server: " + std::string(why) +
+                                             "; see doc/scenario.md, or start from "
+                                             "examples/lab-8gpu.json");
+    }
     return InitError(code, library->Explain(code));
+  }
   library->initialized_ = true;
   return library;
 }
