@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/machine_state.h"
+#include "cli/number_checks.h"
 #include "core/cuda_visible.h"
 #include "core/units.h"
 #include "out/gpu_table.h"
@@ -163,7 +164,7 @@ CommandSpec LsCommand() {
                            "refresh every SECONDS (default 2) until Ctrl-C")
                 ->expected(0, 1)
                 ->default_str("2")
-                ->check(CLI::PositiveNumber)
+                ->check(Seconds(0.1, 86400))
                 ->option_text("[SECONDS]");
             return [options, &app](World& world) -> Result<int> {
               Result<GpuSource*> gpus = world.Gpus();

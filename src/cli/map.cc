@@ -4,8 +4,10 @@
 
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <memory>
 
+#include "cli/number_checks.h"
 #include "core/env_words.h"
 #include "core/gpu_use.h"
 #include "out/map_output.h"
@@ -175,7 +177,7 @@ CommandSpec MapCommand() {
             app.add_option("--pid", options->pid,
                            "examine a running process (/proc/PID/environ) and show which GPUs "
                            "it really uses")
-                ->check(CLI::PositiveNumber)
+                ->check(WholeNumber(1, std::numeric_limits<pid_t>::max()))
                 ->excludes(env)
                 ->option_text("PID");
             app.add_flag("--probe", options->probe,

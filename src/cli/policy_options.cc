@@ -2,20 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
+#include "cli/number_checks.h"
 #include "core/units.h"
 
 namespace gpupin {
 namespace {
 
-// "1,3" and "--only 1 --only 3" mean the same.
-std::vector<std::string> SplitIds(const std::vector<std::string>& values) {
+// "1,3" and "--only 1 --only 3" mean the same. An empty id (",", "0,,1")
+// is a slip, not "no cards": refused rather than read as fewer ids.
+Result<std::vector<std::string>> SplitIds(const std::vector<std::string>& values,
+                                          std::string_view option) {
   std::vector<std::string> ids;
   for (const std::string& value : values) {
     size_t start = 0;
     while (start <= value.size()) {
       size_t end = value.find(',', start);
       if (end == std::string::npos) end = value.size();
-      if (end > start) ids.push_back(value.substr(start, end - start));
+      if (end == start) {
+        return MakeError(ExitCode::kUsage,
+                         fmt::format("{}: an empty id in '{}'; write ids such as 0,2 or GPU-8f2a, "
+                                     "separated by single commas",
+                                     option, value));
+      }
+      ids.push_back(value.substr(start, end - start));
       start = end + 1;
     }
   }
@@ -26,7 +37,7 @@ std::vector<std::string> SplitIds(const std::vector<std::string>& values) {
 
 void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("-n,--count", flags.count, "how many GPUs (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber(1, 4096));
   app.add_option("--mem", flags.mem, "memory the job needs (24G, 500M): a shared request")
       ->option_text("SIZE");
   app.add_option("--max-used", flags.max_used,
@@ -45,7 +56,7 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_flag("--no-near", flags.no_near, "for -n>1, do not prefer cards close in the topology");
   app.add_flag("--mine-free", flags.mine_free, "my own processes do not make a card busy");
   app.add_option("--max-jobs", flags.max_jobs, "at most N gpupin jobs per card")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber(1, 10000));
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
                  "queue until GPUs are free (optionally at most DURATION); Ctrl-C, SIGTERM or "
@@ -86,9 +97,13 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
     if (!percent.ok()) return percent.error().WithContext("--max-util");
     request.max_util_percent = *percent;
   }
-  request.only = SplitIds(flags.only);
-  request.exclude = SplitIds(flags.exclude);
-  request.order = SplitIds(flags.order);
+  for (auto [ids, values, option] : {std::tuple{&request.only, &flags.only, "--only"},
+                                     std::tuple{&request.exclude, &flags.exclude, "--exclude"},
+                                     std::tuple{&request.order, &flags.order, "--order"}}) {
+    Result<std::vector<std::string>> split = SplitIds(*values, option);
+    if (!split.ok()) return split.error();
+    *ids = std::move(*split);
+  }
   request.prefer = flags.prefer == "util"    ? Preference::kUtil
                    : flags.prefer == "index" ? Preference::kIndex
                                              : Preference::kFree;

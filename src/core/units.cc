@@ -32,9 +32,12 @@ Result<uint64_t> ParseSize(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || number < 0 || !std::isfinite(number)) return BadSize(text);
   std::string_view unit(end, text.data() + text.size() - end);
+  // Every spelling of each binary multiple: 24G, 24GB, 24GiB and 24Gi, up
+  // to P, which `gpupin ls` prints for the largest totals.
   static constexpr std::pair<std::string_view, int> kUnits[] = {
-      {"", 0},    {"b", 0}, {"k", 1},  {"kb", 1},  {"kib", 1}, {"m", 2},  {"mb", 2},
-      {"mib", 2}, {"g", 3}, {"gb", 3}, {"gib", 3}, {"t", 4},   {"tb", 4}, {"tib", 4}};
+      {"", 0},    {"b", 0},  {"k", 1}, {"kb", 1}, {"kib", 1}, {"ki", 1}, {"m", 2}, {"mb", 2},
+      {"mib", 2}, {"mi", 2}, {"g", 3}, {"gb", 3}, {"gib", 3}, {"gi", 3}, {"t", 4}, {"tb", 4},
+      {"tib", 4}, {"ti", 4}, {"p", 5}, {"pb", 5}, {"pib", 5}, {"pi", 5}};
   for (const auto& [name, power] : kUnits) {
     if (!EqualsIgnoreCase(unit, name)) continue;
     double bytes = number * std::pow(1024.0, power);
@@ -62,10 +65,14 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
   std::string_view unit(end, text.data() + text.size() - end);
   static constexpr std::pair<std::string_view, double> kUnits[] = {
       {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
+  // A bound that a deadline of now plus the duration cannot overflow: a
+  // nanosecond clock runs out after 292 years.
+  constexpr double kMaxMs = 1000.0 * 24 * 3'600'000;
   if (ec == std::errc() && number >= 0 && std::isfinite(number)) {
     for (const auto& [name, factor] : kUnits) {
-      if (unit == name && number * factor < 9.2e18)
-        return static_cast<int64_t>(std::llround(number * factor));
+      if (unit != name) continue;
+      if (number * factor <= kMaxMs) return static_cast<int64_t>(std::llround(number * factor));
+      return MakeError(ExitCode::kUsage, fmt::format("duration '{}' is over 1000 days", text));
     }
   }
   return MakeError(ExitCode::kUsage,

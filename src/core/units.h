@@ -9,14 +9,15 @@
 
 namespace gpupin {
 
-// "24G", "500M", "1.5GiB", "1024" (bytes). Binary multiples: K/M/G/T mean
-// KiB/MiB/GiB/TiB, as nvidia-smi and frameworks count GPU memory.
+// "24G", "500M", "1.5GiB", "5Gi", "1024" (bytes). Binary multiples: K/M/G/T/P
+// mean KiB/MiB/GiB/TiB/PiB, as nvidia-smi and frameworks count GPU memory.
 Result<uint64_t> ParseSize(std::string_view text);
 
 // "80%" or "80" -> 80. Accepts 0..100.
 Result<double> ParsePercent(std::string_view text);
 
-// "500ms", "30s", "5m", "2h", "1.5" (seconds) -> milliseconds.
+// "500ms", "30s", "5m", "2h", "1.5" (seconds) -> milliseconds; at most 1000
+// days, so that a deadline computed from it cannot overflow.
 Result<int64_t> ParseDurationMs(std::string_view text);
 
 // 1536 MiB -> "1.5G", 512 KiB -> "512K": short, for tables.

@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace gpupin {
@@ -8,6 +9,9 @@ namespace {
 TEST(ParseSizeTest, BinaryUnits) {
   EXPECT_EQ(*ParseSize("24G"), 24ULL << 30);
   EXPECT_EQ(*ParseSize("500M"), 500ULL << 20);
+  EXPECT_EQ(*ParseSize("5Gi"), 5ULL << 30);
+  EXPECT_EQ(*ParseSize("1P"), 1ULL << 50);
+  EXPECT_EQ(*ParseSize("2pib"), 2ULL << 50);
   EXPECT_EQ(*ParseSize("1.5GiB"), 3ULL << 29);
   EXPECT_EQ(*ParseSize("1024"), 1024ULL);
   EXPECT_EQ(*ParseSize("2t"), 2ULL << 40);
@@ -37,6 +41,12 @@ TEST(ParseDurationTest, UnitsAndPlainSeconds) {
   EXPECT_EQ(*ParseDurationMs("2h"), 7'200'000);
   EXPECT_EQ(ParseDurationMs("soon").error().code, ExitCode::kUsage);
   EXPECT_FALSE(ParseDurationMs("-1s").ok());
+  EXPECT_EQ(*ParseDurationMs("24000h"), int64_t{24000} * 3'600'000);
+  for (const char* huge : {"1e10s", "2562047h", "1e300", "24001h"}) {
+    ASSERT_FALSE(ParseDurationMs(huge).ok()) << huge;
+    EXPECT_EQ(ParseDurationMs(huge).error().message,
+              fmt::format("duration '{}' is over 1000 days", huge));
+  }
 }
 
 TEST(FormatBytesTest, ShortHumanUnits) {

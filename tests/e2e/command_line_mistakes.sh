@@ -44,4 +44,30 @@ expect_eq "$ERR" "gpupin: unknown command 'slurm gress'; did you mean 'slurm gre
 run_status "$GPUPIN" "${SIM[@]}" slurm
 expect_eq "$STATUS" 2 "slurm alone"
 expect_eq "$ERR" "gpupin: 'slurm' needs a command: gres" "slurm alone"
+# Numbers and lists out of range say what to write, in one line, at once.
+for words in "pick -n 0:--count: '0': write a whole number from 1 to 4096" \
+  "run -n abc -- true:--count: 'abc': write a whole number from 1 to 4096" \
+  "pick --max-jobs 0:--max-jobs: '0': write a whole number from 1 to 10000" \
+  "map --pid 0:--pid: '0': write a whole number from 1 to 2147483647" \
+  "ls --watch nan:--watch: 'nan': write a number of seconds from 0.1 to 86400" \
+  "ls --watch 1e300:--watch: '1e300': write a number of seconds from 0.1 to 86400" \
+  "pick --wait=1e10s:--wait: duration '1e10s' is over 1000 days" \
+  "pick --wait=2562047h:--wait: duration '2562047h' is over 1000 days" \
+  "pick --only ,:--only: an empty id in ','" \
+  "pick --order 0,,1:--order: an empty id in '0,,1'"; do
+  read -ra args <<<"${words%%:*}"
+  run_status timeout $((10 * TIME_FACTOR)) "$GPUPIN" "${SIM[@]}" "${args[@]}"
+  expect_eq "$STATUS" 2 "gpupin ${words%%:*}"
+  expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for gpupin ${words%%:*}"
+  expect_contains "$ERR" "gpupin: ${words#*:}" "gpupin ${words%%:*}"
+done
+printf '[pick]\ncount = 0\n' >"$TEST_TMP/count.toml"
+run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/count.toml" pick
+expect_eq "$STATUS" 2 "count = 0 in a config file"
+expect_contains "$ERR" "'0': write a whole number from 1 to 4096" "count = 0 in a config file"
+# Every spelling of a size that gpupin itself prints is accepted.
+for size in 5Gi 20GiB 1P; do
+  run_status "$GPUPIN" "${SIM[@]}" pick --mem "$size"
+  [[ $ERR != *"invalid size"* ]] || fail "--mem $size refused: $ERR"
+done
 echo PASS

@@ -1,0 +1,36 @@
+#include "cli/number_checks.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+namespace gpupin {
+
+CLI::Validator WholeNumber(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](const std::string& text) -> std::string {
+        long long value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec == std::errc() && end == text.data() + text.size() && value >= min && value <= max)
+          return "";
+        return fmt::format("'{}': write a whole number from {} to {}", text, min, max);
+      },
+      fmt::format("{}..{}", min, max));
+}
+
+CLI::Validator Seconds(double min, double max) {
+  return CLI::Validator(
+      [min, max](const std::string& text) -> std::string {
+        double value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) &&
+            value >= min && value <= max)
+          return "";
+        return fmt::format("'{}': write a number of seconds from {} to {}", text, min, max);
+      },
+      "SECONDS");
+}
+
+}  // namespace gpupin
