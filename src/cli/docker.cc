@@ -11,6 +11,7 @@
 #include "cli/launch.h"
 #include "core/docker_args.h"
 #include "core/units.h"
+#include "out/json_value.h"
 #include "sys/spawn.h"
 
 namespace gpupin {
@@ -65,7 +66,7 @@ Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest
   if (world.options().json) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
     out["docker_args"] = {"--gpus", value};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out).c_str());
   } else {
     std::printf("--gpus '%s'\n", value.c_str());
   }

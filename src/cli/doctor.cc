@@ -13,6 +13,7 @@
 #include "cli/machine_state.h"
 #include "core/doctor.h"
 #include "out/inventory_json.h"
+#include "out/json_value.h"
 #include "out/table.h"
 #include "sys/cuda_probe.h"
 #include "sys/environment.h"
@@ -196,7 +197,7 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   }
   std::vector<Finding> findings = RunDoctorChecks(facts);
   if (world.options().json) {
-    std::printf("%s\n", ToJson(findings, facts).dump(2).c_str());
+    std::printf("%s\n", JsonText(ToJson(findings, facts)).c_str());
   } else {
     std::fputs(Render(findings, world.terminal()).c_str(), stdout);
   }

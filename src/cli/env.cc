@@ -56,7 +56,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
     nlohmann::ordered_json variables = nlohmann::ordered_json::object();
     for (const auto& [name, value] : env) variables[name] = OrNull(value);
     out["env"] = variables;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
   bool fish = options.shell == "fish";

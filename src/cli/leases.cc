@@ -145,7 +145,7 @@ Result<int> ShowLeases(World& world, bool all) {
     }
     nlohmann::ordered_json out = {
         {"schema_version", kJsonSchemaVersion}, {"leases", leases}, {"queue", queue}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
   Table leases({{"LEASE"},
@@ -233,7 +233,7 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
     nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
                                   {"released", nlohmann::ordered_json::array()}};
     for (const Lease& lease : released) out["released"].push_back(lease.id);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
   if (released.empty()) world.Note("you hold no leases");

@@ -105,7 +105,7 @@ Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
       gpu["lease"] = annotation.lease.empty() ? nlohmann::ordered_json(nullptr)
                                               : nlohmann::ordered_json(annotation.lease);
     }
-    return json.dump(compact_json ? -1 : 2) + "\n";
+    return JsonText(json, compact_json ? -1 : 2) + "\n";
   }
   std::string table = RenderGpuTable(*inventory, annotations, SourceLabel(world), world.terminal());
   if (annotated.order_is_guess) {

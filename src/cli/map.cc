@@ -10,6 +10,7 @@
 #include "cli/number_checks.h"
 #include "core/env_words.h"
 #include "core/gpu_use.h"
+#include "out/json_value.h"
 #include "out/map_output.h"
 #include "sys/cuda_probe.h"
 #include "sys/environment.h"
@@ -141,7 +142,7 @@ Result<int> Map(World& world, const MapOptions& options) {
     if (Status probed = AddProbe(world, *examined, view); !probed.ok()) return probed.error();
   }
   if (world.options().json) {
-    std::printf("%s\n", MapToJson(view).dump(2).c_str());
+    std::printf("%s\n", JsonText(MapToJson(view)).c_str());
   } else {
     std::fputs(RenderMap(view, world.terminal()).c_str(), stdout);
   }

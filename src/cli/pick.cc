@@ -49,7 +49,7 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired, verdicts);
     out["ids"] = ids.value;
     out["note"] = OrNull(ids.note);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
   if (options.explain) std::fputs(RenderVerdicts(verdicts).c_str(), stderr);

@@ -111,7 +111,7 @@ Result<int> Ps(World& world, const PsOptions& options) {
             {{"gpu_index", h.gpu_index}, {"pid", h.pid}, {"user", h.user}, {"command", h.command}});
       }
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
   Table table({{"GPU", Align::kRight},

@@ -11,6 +11,7 @@
 #include "cli/machine_state.h"
 #include "core/gpu_use.h"
 #include "core/units.h"
+#include "out/json_value.h"
 #include "sys/spawn.h"
 
 namespace gpupin {
@@ -97,7 +98,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     nlohmann::ordered_json event = AcquiredToJson(*acquired, {});
     event["event"] = "start";
     event["cuda_visible_devices"] = *env.at("CUDA_VISIBLE_DEVICES");
-    std::fprintf(stderr, "%s\n", event.dump().c_str());
+    std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
   } else {
     world.Note(fmt::format("running on {} as CUDA_VISIBLE_DEVICES={}", DescribeChosen(*acquired),
                            *env.at("CUDA_VISIBLE_DEVICES")));
@@ -113,7 +114,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     if (world.options().json) {
       std::fprintf(
           stderr, "%s\n",
-          nlohmann::ordered_json{{"event", "verify"}, {"verdict", verdict}}.dump().c_str());
+          JsonText(nlohmann::ordered_json{{"event", "verify"}, {"verdict", verdict}}, -1).c_str());
     } else {
       std::fprintf(stderr, "gpupin: %s\n", verdict.c_str());
     }

@@ -59,7 +59,7 @@ CommandSpec SlurmCommand() {
               Result<CpuTopology> topology = ReadCpuTopology(SysfsRoot());
               GresConf conf = PlanGresConf(*inventory, hostname, topology);
               if (world.options().json) {
-                std::printf("%s\n", GresConfToJson(conf).dump(2).c_str());
+                std::printf("%s\n", JsonText(GresConfToJson(conf)).c_str());
               } else {
                 std::fputs(RenderGresConf(conf).c_str(), stdout);
               }

@@ -1,21 +1,55 @@
 #include "core/printable.h"
 
+#include <optional>
+
 namespace gpupin {
+namespace {
+
+struct CodePoint {
+  char32_t value;
+  size_t length;  // bytes of its UTF-8 sequence
+};
+
+// The well-formed UTF-8 sequence at the start of `text` (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or nullopt.
+std::optional<CodePoint> DecodeUtf8(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return CodePoint{lead, 1};
+  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  if (lead < 0xC2 || lead > 0xF4 || text.size() < length) return std::nullopt;
+  char32_t value = lead & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return std::nullopt;
+    value = (value << 6) | (byte(i) & 0x3F);
+  }
+  const char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < smallest[length] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF))
+    return std::nullopt;
+  return CodePoint{value, length};
+}
+
+// What can move the cursor, start an escape sequence, break the line or
+// reorder the text around it: C0 and C1 controls (U+009B is a CSI by
+// itself), the line and paragraph separators, and the bidirectional
+// controls (U+202E shows what follows it backwards).
+bool Unsafe(char32_t c) {
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+}  // namespace
 
 std::string Printable(std::string_view text, size_t max_bytes) {
   std::string out;
-  for (char c : text) {
-    if (out.size() >= max_bytes) {
-      // Cut inside a UTF-8 sequence (`c` continues it): drop its first part.
-      if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) {
-        while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
-          out.pop_back();
-        if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
-      }
-      return out + "...";
-    }
-    unsigned char byte = static_cast<unsigned char>(c);
-    out += (byte < 0x20 || byte == 0x7f) ? '?' : c;
+  while (!text.empty()) {
+    std::optional<CodePoint> next = DecodeUtf8(text);
+    const size_t consumed = next ? next->length : 1;
+    const std::string_view piece =
+        next && !Unsafe(next->value) ? text.substr(0, consumed) : std::string_view("?");
+    if (out.size() + piece.size() > max_bytes) return out + "...";
+    out += piece;
+    text.remove_prefix(consumed);
   }
   return out;
 }

@@ -11,6 +11,23 @@ TEST(PrintableTest, ControlCharactersCannotReachTheTerminal) {
   EXPECT_EQ(Printable("bob\x1b[2J\nrm\x7f\t"), "bob?[2J?rm??");
 }
 
+TEST(PrintableTest, UnicodeControlsAndBrokenUtf8CannotReachTheTerminalEither) {
+  // U+009B (CSI), U+0085 (next line), U+2028 (line separator), U+202E
+  // (right-to-left override), U+2066 (isolate), U+200F (RLM).
+  EXPECT_EQ(Printable("a\u009b2Jb\u0085c\u2028d\u202ee\u2066f\u200fg"), "a?2Jb?c?d?e?f?g");
+  // A lone C1 byte (a CSI under an 8-bit terminal), a truncated sequence,
+  // an overlong "/", a surrogate, a byte never in UTF-8.
+  EXPECT_EQ(Printable("a\x9b"
+                      "b\xc3"
+                      "c\xc0\xaf"
+                      "d\xed\xa0\x80"
+                      "e\xff"),
+            "a?b?c??d???e?");
+  // Ordinary text beyond ASCII is kept.
+  EXPECT_EQ(Printable("J\u00fcrgen \u4e2d\u6587 \U0001F680"),
+            "J\u00fcrgen \u4e2d\u6587 \U0001F680");
+}
+
 TEST(PrintableTest, LongTextIsCutWithAMark) {
   EXPECT_EQ(Printable("abcdef", 3), "abc...");
   EXPECT_EQ(Printable("abc", 3), "abc");

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 namespace gpupin {
 
@@ -10,6 +11,15 @@ namespace gpupin {
 template <class T>
 nlohmann::ordered_json OrNull(const std::optional<T>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+// The text of a --json answer. Non-ASCII is escaped, so that a U+009B (CSI)
+// or U+202E in a process's or another user's command cannot reach a
+// terminal, and bytes that are not UTF-8 (a name from /proc) are replaced
+// where nlohmann would throw.
+template <class Json>
+std::string JsonText(const Json& json, int indent = 2) {
+  return json.dump(indent, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
 }
 
 }  // namespace gpupin

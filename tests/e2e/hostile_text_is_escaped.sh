@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Text gpupin did not write (a process's name from /proc, the command in a
+# lease) reaches neither the terminal nor a JSON reader as anything but
+# text: controls (C1 ones such as U+009B, a CSI by itself), bidirectional
+# overrides and line separators become '?' in tables, non-ASCII is escaped
+# in --json, and bytes that are not UTF-8 do not crash a --json answer.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/server-4gpu.json")
+export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
+
+hostile=$'bad\xff\xc2\x9b[2J\xe2\x80\xaeevil\xe2\x80\xa8name'
+# A GPU process named so (argv[0]), and a lease whose command holds it.
+CUDA_VISIBLE_DEVICES=1 bash -c 'exec -a "$0" "$1" --seconds 60' "$hostile" "$WORKLOAD" &
+"$GPUPIN" -q "${SIM[@]}" run --only 0 -- bash -c 'sleep 60' "$hostile" &
+job=$!
+gpu_processes_are() { [[ $("$GPUPIN" "${SIM[@]}" --json ps | jq '.processes | length') == "$1" ]]; }
+wait_until 20 "gpupin ps lists the named process" gpu_processes_are 1
+leases_are() { [[ $("$GPUPIN" "${SIM[@]}" --json leases | jq '.leases | length') == "$1" ]]; }
+wait_until 20 "the job's lease" leases_are 1
+
+# expect_clean WHAT TEXT: TEXT holds no control character, C1 control,
+# U+202E, U+2028 or byte that is not UTF-8.
+expect_clean() {
+  if LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' <<<"$2" ||
+    grep -qP '[\x{80}-\x{9f}\x{202a}-\x{202e}\x{2028}\x{2029}]' <<<"$2" ||
+    ! iconv -f UTF-8 -t UTF-8 <<<"$2" >/dev/null 2>&1; then
+    fail "$1 printed a control or malformed text: $(cat -v <<<"$2")"
+  fi
+}
+for command in ps leases ls; do
+  run_status "$GPUPIN" "${SIM[@]}" "$command"
+  expect_eq "$STATUS" 0 "gpupin $command"
+  expect_clean "gpupin $command" "$OUT"
+  run_status "$GPUPIN" "${SIM[@]}" --json "$command"
+  expect_eq "$STATUS" 0 "gpupin --json $command"
+  expect_clean "gpupin --json $command" "$OUT"
+  LC_ALL=C grep -qP '^[\x00-\x7f]*$' <<<"$OUT" || fail "gpupin --json $command printed non-ASCII"
+  jq -e . <<<"$OUT" >/dev/null || fail "gpupin --json $command is not JSON"
+done
+run_status "$GPUPIN" "${SIM[@]}" ps
+expect_contains "$OUT" "bad??[2J?evil?name" "ps, the process's name"
+# In JSON the text survives, escaped: the override is still there for a
+# program that reads it, as \u202e.
+expect_contains "$("$GPUPIN" "${SIM[@]}" --json ps)" 'evil' "ps --json, the process's name"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].command' | grep -c $'\xe2\x80\xae')" 1 \
+  "the lease's command, decoded from --json"
+# SIGTERM reaches the job's sleep, which would otherwise outlive the test.
+kill -TERM "$job"
+echo PASS
