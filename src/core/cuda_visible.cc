@@ -10,6 +10,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/gpu_models.h"
 namespace gpupin {
 namespace {
 
@@ -99,20 +100,15 @@ std::optional<std::array<uint32_t, 4>> ParsePciBusId(std::string_view id) {
 bool PciLess(const Gpu& a, const Gpu& b) {
   const auto pa = ParsePciBusId(a.pci_bus_id);
   const auto pb = ParsePciBusId(b.pci_bus_id);
-  // An unreadable bus id sorts after readable ones, then by NVML index
-  // (which NVML itself assigns in PCI order).
-  return std::make_tuple(!pa.has_value(), pa.value_or(std::array<uint32_t, 4>{}), a.index) <
-         std::make_tuple(!pb.has_value(), pb.value_or(std::array<uint32_t, 4>{}), b.index);
-}
-
-bool SameModel(const Gpu& a, const Gpu& b) {
-  return a.name == b.name && a.compute_capability == b.compute_capability;
+  return std::make_tuple(pa.value_or(std::array<uint32_t, 4>{}), a.index) <
+         std::make_tuple(pb.value_or(std::array<uint32_t, 4>{}), b.index);
 }
 
 std::string ModelList(const std::vector<Gpu>& gpus) {
   std::vector<std::string> names;
   for (const Gpu& gpu : gpus) {
-    if (std::find(names.begin(), names.end(), gpu.name) == names.end()) names.push_back(gpu.name);
+    if (!gpu.name.empty() && std::find(names.begin(), names.end(), gpu.name) == names.end())
+      names.push_back(gpu.name);
   }
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
@@ -129,7 +125,15 @@ CudaOrder OrderGpus(const std::vector<Gpu>& gpus, DeviceOrder order,
                     std::optional<std::span<const uint32_t>> true_fastest_first) {
   CudaOrder result;
   for (size_t i = 0; i < gpus.size(); ++i) result.positions.push_back(i);
-  auto by_pci = [&](size_t a, size_t b) { return PciLess(gpus[a], gpus[b]); };
+  // NVML assigns its indices in PCI order, so a GPU whose bus id cannot be
+  // read (lost) keeps its place among the others by index: then all go by
+  // index, since bus ids and indices cannot be compared with each other.
+  const bool all_bus_ids = std::all_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) {
+    return ParsePciBusId(gpu.pci_bus_id).has_value();
+  });
+  auto by_pci = [&](size_t a, size_t b) {
+    return all_bus_ids ? PciLess(gpus[a], gpus[b]) : gpus[a].index < gpus[b].index;
+  };
   std::stable_sort(result.positions.begin(), result.positions.end(), by_pci);
   if (order == DeviceOrder::kPciBusId) return result;
 
@@ -143,9 +147,7 @@ CudaOrder OrderGpus(const std::vector<Gpu>& gpus, DeviceOrder order,
                      [&](size_t a, size_t b) { return rank(a) < rank(b); });
     return result;
   }
-  const bool mixed = std::any_of(gpus.begin(), gpus.end(),
-                                 [&](const Gpu& gpu) { return !SameModel(gpu, gpus.front()); });
-  if (!mixed) return result;  // identical models: FASTEST_FIRST keeps PCI order
+  if (!TwoModels(gpus)) return result;  // identical models: FASTEST_FIRST keeps PCI order
 
   // CUDA's heuristic is not public; this is the commonly reported one.
   auto faster = [&](size_t a, size_t b) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/gpu_models.h"
+
 namespace gpupin {
 namespace {
 
@@ -11,17 +13,6 @@ const Gpu* FindGpu(const std::vector<Gpu>& gpus, uint32_t index) {
   auto found =
       std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& gpu) { return gpu.index == index; });
   return found == gpus.end() ? nullptr : &*found;
-}
-
-// FASTEST_FIRST orders by speed, so among identical GPUs only the PCI order
-// is left to decide (facts file §1.3; the heuristic is not public, which is
-// why any difference in model or capability counts).
-const Gpu* FirstDifferentModel(const std::vector<Gpu>& gpus) {
-  for (const Gpu& gpu : gpus) {
-    if (gpu.name != gpus.front().name || gpu.compute_capability != gpus.front().compute_capability)
-      return &gpu;
-  }
-  return nullptr;
 }
 
 std::string JoinIds(const std::vector<uint32_t>& chosen, const std::vector<Gpu>& gpus, bool uuids) {
@@ -44,13 +35,16 @@ DeviceIds PickIds(const std::vector<uint32_t>& chosen_gpu_indices, const std::ve
                   bool uuids, const std::optional<std::string>& reader_device_order) {
   if (uuids || reader_device_order == "PCI_BUS_ID")
     return {JoinIds(chosen_gpu_indices, gpus, uuids), std::nullopt};
-  const Gpu* different = FirstDifferentModel(gpus);
-  if (different == nullptr) return {JoinIds(chosen_gpu_indices, gpus, false), std::nullopt};
+  // FASTEST_FIRST orders by speed, so among identical GPUs only the PCI
+  // order is left to decide (facts file §1.3; the heuristic is not public,
+  // which is why any difference in model or capability counts).
+  const auto two = TwoModels(gpus);
+  if (!two) return {JoinIds(chosen_gpu_indices, gpus, false), std::nullopt};
   std::string note = fmt::format(
       "printing UUIDs: GPU {} ({}) and GPU {} ({}) differ and CUDA_DEVICE_ORDER is not PCI_BUS_ID, "
       "so CUDA may "
       "number them unlike nvidia-smi; set CUDA_DEVICE_ORDER=PCI_BUS_ID to get indices",
-      gpus.front().index, gpus.front().name, different->index, different->name);
+      two->first->index, two->first->name, two->second->index, two->second->name);
   return {JoinIds(chosen_gpu_indices, gpus, true), std::move(note)};
 }
 

@@ -76,10 +76,14 @@ std::string RenderGpuTable(const Inventory& inventory,
     std::string cuda =
         annotation.cuda_ordinal ? fmt::format("cuda:{}", *annotation.cuda_ordinal) : kMissing;
     if (!gpu.healthy()) {
+      // The reason goes below the row: in a cell it would widen its column
+      // for every other card.
       table.AddRow({std::to_string(gpu.index), cuda, gpu.name.empty() ? "?" : gpu.name,
-                    gpu.pci_bus_id.empty() ? kMissing : gpu.pci_bus_id, ShortUuid(gpu.uuid),
-                    terminal.Paint("unhealthy: " + *gpu.health_error, Color::kRed), "", "", "", "",
-                    ""});
+                    gpu.pci_bus_id.empty() ? kMissing : gpu.pci_bus_id,
+                    gpu.uuid.empty() ? kMissing : ShortUuid(gpu.uuid),
+                    terminal.Paint("unhealthy", Color::kRed), kMissing, kMissing, kMissing,
+                    kMissing, annotation.lease});
+      table.AddNote("     └ " + terminal.Paint(*gpu.health_error, Color::kRed));
       continue;
     }
     table.AddRow({std::to_string(gpu.index), cuda, gpu.name, gpu.pci_bus_id, ShortUuid(gpu.uuid),
@@ -98,9 +102,9 @@ std::string RenderGpuTable(const Inventory& inventory,
               : kMissing;
       auto ordinal = annotation.mig_cuda_ordinals.find(mig.index);
       std::string mig_cuda = ordinal == annotation.mig_cuda_ordinals.end()
-                                 ? ""
-                                 : fmt::format("cuda:{}  ", ordinal->second);
-      table.AddNote(fmt::format("     {} {}{}  {}  {}  {} proc{}", branch, mig_cuda, mig.name,
+                                 ? kMissing
+                                 : fmt::format("cuda:{}", ordinal->second);
+      table.AddNote(fmt::format("     {} {:<7} {}  {}  {}  {} proc{}", branch, mig_cuda, mig.name,
                                 mig.uuid, memory, mig.processes.size(),
                                 mig.processes.size() == 1 ? "" : "s"));
     }

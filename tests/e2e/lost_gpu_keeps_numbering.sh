@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One card of a single-model server falls off the bus. The others keep
+# their numbers (NVML numbers in PCI order, so the lost card keeps its
+# place), the lost card's model does not make the models "differ", and its
+# reason is printed under its row rather than widening the table.
+source "$(dirname "$0")/lib.sh"
+scenario="$TEST_TMP/lost.json"
+jq '.gpus[1].lost = true' "$EXAMPLES/server-4gpu.json" >"$scenario"
+SIM=(--simulate "$scenario")
+
+run_status "$GPUPIN" "${SIM[@]}" ls
+expect_eq "$STATUS" 0 "ls"
+for index in 0 1 2 3; do
+  expect_contains "$OUT" "  $index  cuda:$index  " "ls, GPU $index keeps cuda:$index"
+done
+expect_contains "$OUT" "└ reading its UUID failed (NVML: GPU is lost)" "the reason under the row"
+width=$(awk 'NR == 2 { print length($0) }' <<<"$OUT")
+((width < 110)) || fail "the header is $width characters wide: the reason widened a column"
+[[ $OUT != *"models differ"* ]] || fail "ls says the models differ: $OUT"
+
+run_status "$GPUPIN" "${SIM[@]}" pick --only 2
+expect_eq "$OUT" 2 "pick prints the index, as on a single-model server"
+expect_eq "$ERR" "" "pick has nothing to warn about"
+"$GPUPIN" "${SIM[@]}" release >/dev/null
+
+run_status env CUDA_VISIBLE_DEVICES=2 "$GPUPIN" "${SIM[@]}" --json map
+expect_eq "$(jq -c '[.devices[] | .gpu_index]' <<<"$OUT")" "[2]" "map: CUDA_VISIBLE_DEVICES=2 is GPU 2"
+[[ $OUT != *"mixed models"* ]] || fail "map says the models are mixed: $OUT"
+
+run_status "$GPUPIN" "${SIM[@]}" --json doctor
+expect_eq "$(jq -r '.findings[] | select(.check == "device_order") | .verdict' <<<"$OUT")" ok \
+  "doctor's device order check"
+echo PASS
