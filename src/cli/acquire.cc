@@ -358,7 +358,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     if (ticket && woke == WakeReason::kProcessExited) (*store)->Nudge(*ticket);
     if (woke == WakeReason::kDeadline) {
       return give_up(MakeError(ExitCode::kNoGpu,
-                               fmt::format("no GPU became available within the --wait time; {}",
+                               fmt::format("no GPU became available within the --wait time;{}",
                                            waiting_text.substr(waiting_text.find(';') + 1))));
     }
   }

@@ -218,7 +218,7 @@ CommandSpec DoctorCommand() {
                          "also ask the CUDA driver (in a child process) how it numbers devices, "
                          "and compare with gpupin's model");
             app.footer(
-                "Exit status: 0 when no check fails, 1 otherwise.\n"
+                "Exit status: 0 when no check fails, 1 otherwise; 2 usage.\n"
                 "Examples:\n"
                 "  gpupin doctor                 the machine and this shell's environment\n"
                 "  gpupin doctor train.py        also: is CUDA_VISIBLE_DEVICES set too late?\n"

@@ -45,12 +45,7 @@ Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& optio
       return MakeError(ExitCode::kError,
                        fmt::format("no running process with pid {}", *options.pid));
     Result<std::map<std::string, std::string>> variables = world.procfs().Environ(*options.pid);
-    if (!variables.ok()) {
-      return MakeError(ExitCode::kError,
-                       fmt::format("cannot read the environment of pid {}: {}; gpupin can read "
-                                   "only your own processes' (unless run as root)",
-                                   *options.pid, variables.error().message));
-    }
+    if (!variables.ok()) return variables.error();
     std::string command = world.procfs().Cmdline(*options.pid).value_or("");
     if (command.size() > 60) command = command.substr(0, 57) + "...";
     return Examined{command.empty() ? fmt::format("pid {}", *options.pid)
@@ -185,7 +180,7 @@ CommandSpec MapCommand() {
                          "also ask the CUDA driver, in a child process, and compare");
             app.footer(
                 "Exit status: 0; 1 when cuda:N does not exist or the process cannot be read; "
-                "2 usage.\n"
+                "2 usage; 4 NVML unavailable.\n"
                 "Examples:\n"
                 "  gpupin map --env 'CUDA_VISIBLE_DEVICES=0,7,1'   cuda:0 is GPU 0; 7 and 1 are "
                 "dropped, and why\n"

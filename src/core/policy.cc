@@ -211,7 +211,7 @@ Excluded ExclusionOf(const PolicyInput& input, const ResolvedIds& ids, const Lim
 
 // kUsage when no state of the cards could give `count` of them.
 Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limits& limits,
-                            int count) {
+                            int count, const std::string& allowed_by) {
   auto remaining_after = [&](Excluded last) {
     return std::count_if(exclusions.begin(), exclusions.end(),
                          [&](Excluded e) { return e == Excluded::kNo || e > last; });
@@ -224,8 +224,8 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
   }
   if (static_cast<size_t>(remaining_after(Excluded::kNotAllowed)) < wanted) {
     return MakeError(ExitCode::kUsage,
-                     fmt::format("{} but only {} are in CUDA_VISIBLE_DEVICES (your allocation)",
-                                 asked, remaining_after(Excluded::kNotAllowed)));
+                     fmt::format("{} but only {} are in {} (your allocation)", asked,
+                                 remaining_after(Excluded::kNotAllowed), allowed_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kExcluded)) < wanted) {
     return MakeError(ExitCode::kUsage, fmt::format("{} but --only/--exclude leave {}", asked,
@@ -688,7 +688,8 @@ Result<Selection> ChooseGpus(const PolicyInput& input,
   for (size_t position = 0; position < input.gpus.size(); ++position) {
     exclusions.push_back(ExclusionOf(input, *ids, *limits, position));
   }
-  if (Status possible = CheckCountIsPossible(exclusions, *limits, request.count); !possible) {
+  if (Status possible = CheckCountIsPossible(exclusions, *limits, request.count, input.allowed_by);
+      !possible) {
     return possible.error();
   }
 

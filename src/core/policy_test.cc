@@ -795,8 +795,9 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PolicyInput& in) {
                     in.request.count = 3;
                     in.allowed_gpu_indices = std::vector<uint32_t>{1, 5};
+                    in.allowed_by = "CUDA_VISIBLE_DEVICES=1,5";
                   },
-                  "asked for 3 GPUs but only 2 are in CUDA_VISIBLE_DEVICES (your allocation)"},
+                  "asked for 3 GPUs but only 2 are in CUDA_VISIBLE_DEVICES=1,5 (your allocation)"},
         UsageCase{"MoreThanOnlyLeaves",
                   [](PolicyInput& in) {
                     in.request.count = 2;

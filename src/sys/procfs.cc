@@ -73,14 +73,22 @@ std::optional<std::string> ProcFs::Cmdline(int pid) const {
 Result<std::map<std::string, std::string>> ProcFs::Environ(int pid) const {
   FileText file = ReadProcFile(fmt::format("{}/{}/environ", root_, pid));
   if (file.error == EACCES || file.error == EPERM) {
+    // The kernel asks for ptrace access: another user's process, a setuid
+    // one of ours, or, for root, a container without CAP_SYS_PTRACE.
+    const char* why = geteuid() == 0 ? "permission denied even to root (a container without "
+                                       "CAP_SYS_PTRACE, or a security module)"
+                      : Uid(pid) == geteuid()
+                          ? "permission denied (a setuid or otherwise protected process)"
+                          : "it belongs to another user; run as that user or as root";
     return MakeError(ExitCode::kError,
-                     fmt::format("cannot read the environment of process {}: it belongs to "
-                                 "another user; run as that user or as root",
-                                 pid));
+                     fmt::format("cannot read the environment of process {}: {}", pid, why));
   }
-  if (file.error == ENOENT || file.error == ESRCH) {
-    return MakeError(ExitCode::kError, fmt::format("no process {}", pid));
+  if (file.error == ESRCH) {
+    return MakeError(ExitCode::kError, fmt::format("process {} has no environment (a kernel "
+                                                   "thread, or it is exiting); it uses no GPU",
+                                                   pid));
   }
+  if (file.error == ENOENT) return MakeError(ExitCode::kError, fmt::format("no process {}", pid));
   if (file.error != 0) {
     return MakeError(ExitCode::kError, fmt::format("cannot read the environment of process {}: {}",
                                                    pid, std::strerror(file.error)));

@@ -67,5 +67,5 @@ else
 fi
 run_status "${as_other[@]}" "$GPUPIN" "${SIM[@]}" map --pid "$target"
 expect_eq "$STATUS" 1 "unreadable environ status"
-expect_contains "$ERR" "cannot read the environment of pid $target" "unreadable environ named"
-expect_contains "$ERR" "only your own processes" "says whose processes can be read"
+expect_eq "$ERR" "gpupin: cannot read the environment of process $target: it belongs to another user; run as that user or as root" \
+  "unreadable environ: whose it is and what to do"
