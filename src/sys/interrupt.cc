@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <iterator>
 
 namespace gpupin {
@@ -72,6 +73,8 @@ bool InterruptGuard::Sleep(int milliseconds) const {
 }
 
 int DieBySignal(int signal) {
+  // Dying by a signal skips exit(), which would have flushed stdout.
+  std::fflush(nullptr);
   struct sigaction action = {};
   action.sa_handler = SIG_DFL;
   sigemptyset(&action.sa_mask);
