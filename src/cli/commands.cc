@@ -66,6 +66,16 @@ std::optional<std::string> FirstCommandWord(int argc, char** argv) {
   return std::nullopt;
 }
 
+// Whether a command, or any command under it (as `gres` under `slurm`),
+// takes words that are not options.
+bool TakesArguments(const CLI::App& command) {
+  if (!command.get_options([](const CLI::Option* o) { return o->get_positional(); }).empty())
+    return true;
+  const std::vector<const CLI::App*> nested = command.get_subcommands({});
+  return std::any_of(nested.begin(), nested.end(),
+                     [](const CLI::App* sub) { return TakesArguments(*sub); });
+}
+
 // Checked before CLI11 opens the file: a FIFO would block the open, and
 // /dev/zero would be read until memory runs out.
 std::string ConfigFileProblem(const std::string& path) {
@@ -137,7 +147,8 @@ std::string SuggestCommand(std::string_view typed, const std::vector<std::string
 int Dispatch(int argc, char** argv) {
   const std::vector<CommandSpec>& commands = AllCommands();
   bool runs_command = false;
-  if (std::optional<std::string> word = FirstCommandWord(argc, argv)) {
+  const std::optional<std::string> command_word = FirstCommandWord(argc, argv);
+  if (const std::optional<std::string>& word = command_word) {
     auto spec = std::find_if(commands.begin(), commands.end(),
                              [&](const CommandSpec& c) { return c.name == *word; });
     if (spec != commands.end()) {
@@ -198,12 +209,27 @@ int Dispatch(int argc, char** argv) {
   // with an optional value, such as --wait, swallow the separator).
   std::vector<std::string> own_args;
   std::vector<std::string> command_args;
+  // For the other commands, the words after "--" are arguments, never options.
+  std::vector<std::string> arguments_after_separator;
   bool after_separator = false;
   for (int i = 1; i < argc; ++i) {
-    if (runs_command && !after_separator && std::string_view(argv[i]) == "--") {
+    const std::string_view arg = argv[i];
+    if (!after_separator && arg == "--") {
       after_separator = true;
-    } else {
-      (after_separator ? command_args : own_args).emplace_back(argv[i]);
+      if (runs_command) continue;
+    } else if (after_separator) {
+      (runs_command ? command_args : arguments_after_separator).emplace_back(arg);
+      if (runs_command) continue;
+    }
+    own_args.emplace_back(arg);
+  }
+  // CLI11 hands the words after "--" of a command that takes no arguments
+  // back to the global options, so `ls -- --json` would print JSON.
+  if (!arguments_after_separator.empty() && command_word) {
+    if (!TakesArguments(*app.get_subcommand(*command_word))) {
+      return PrintError(
+          MakeError(ExitCode::kUsage, fmt::format("unexpected '{}'; see gpupin --help",
+                                                  fmt::join(arguments_after_separator, " "))));
     }
   }
   // CLI11 reads no environment variable for its config option itself.

@@ -30,18 +30,22 @@ struct DoctorOptions {
   bool probe = false;
 };
 
-void GatherNvml(World& world, DoctorFacts& facts) {
+// A --simulate file that is not a scenario is the command line's fault, as
+// a mistyped Python file is, not the machine's: a usage error.
+Status GatherNvml(World& world, DoctorFacts& facts) {
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) {
+    if (gpus.error().code == ExitCode::kUsage) return gpus.error();
     facts.nvml_error = gpus.error().message;
-    return;
+    return Ok{};
   }
   Result<Inventory> inventory = (*gpus)->Snapshot();
   if (!inventory.ok()) {
     facts.nvml_error = inventory.error().message;
-    return;
+    return Ok{};
   }
   facts.inventory = std::move(*inventory);
+  return Ok{};
 }
 
 void GatherEnvironment(DoctorFacts& facts) {
@@ -188,7 +192,7 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   // Files first: a mistyped path is a usage error before any slow check.
   if (Status python = GatherPython(options.python_files, facts); !python.ok())
     return python.error();
-  GatherNvml(world, facts);
+  if (Status nvml = GatherNvml(world, facts); !nvml.ok()) return nvml.error();
   GatherEnvironment(facts);
   GatherContainer(world, facts);
   GatherLeases(world, facts);
@@ -207,24 +211,26 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
 }  // namespace
 
 CommandSpec DoctorCommand() {
-  return {"doctor", "check the machine, the environment and Python files; name each fix",
-          [](CLI::App& app) {
-            auto options = std::make_shared<DoctorOptions>();
-            app.add_option("files", options->python_files,
-                           "Python files to check for CUDA_VISIBLE_DEVICES set after import "
-                           "torch/tensorflow/jax, and nn.DataParallel without device_ids")
-                ->option_text("FILE.py ...");
-            app.add_flag("--probe", options->probe,
-                         "also ask the CUDA driver (in a child process) how it numbers devices, "
-                         "and compare with gpupin's model");
-            app.footer(
-                "Exit status: 0 when no check fails, 1 otherwise; 2 usage.\n"
-                "Examples:\n"
-                "  gpupin doctor                 the machine and this shell's environment\n"
-                "  gpupin doctor train.py        also: is CUDA_VISIBLE_DEVICES set too late?\n"
-                "  gpupin doctor --probe --json  with the driver's own numbering, as JSON");
-            return [options](World& world) { return Doctor(world, *options); };
-          }};
+  return {
+      "doctor", "check the machine, the environment and Python files; name each fix",
+      [](CLI::App& app) {
+        auto options = std::make_shared<DoctorOptions>();
+        app.add_option("files", options->python_files,
+                       "Python files to check for CUDA_VISIBLE_DEVICES set after import "
+                       "torch/tensorflow/jax, and nn.DataParallel without device_ids")
+            ->option_text("FILE.py ...");
+        app.add_flag("--probe", options->probe,
+                     "also ask the CUDA driver (in a child process) how it numbers devices, "
+                     "and compare with gpupin's model");
+        app.footer(
+            "Exit status: 0 when no check fails, 1 otherwise; 2 usage (an unreadable FILE.py or\n"
+            "--simulate file); 4 when --probe finds no simulated libcuda.\n"
+            "Examples:\n"
+            "  gpupin doctor                 the machine and this shell's environment\n"
+            "  gpupin doctor train.py        also: is CUDA_VISIBLE_DEVICES set too late?\n"
+            "  gpupin doctor --probe --json  with the driver's own numbering, as JSON");
+        return [options](World& world) { return Doctor(world, *options); };
+      }};
 }
 
 }  // namespace gpupin

@@ -43,9 +43,7 @@ Finding CheckNvml(const DoctorFacts& facts) {
     std::string lower = *facts.nvml_error;
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    f.fix = lower.starts_with("cannot use the simulated server")
-                ? "correct the --simulate file (doc/scenario.md)"
-            : lower.find("mismatch") != std::string::npos
+    f.fix = lower.find("mismatch") != std::string::npos
                 ? "the driver was upgraded but its kernel module was not reloaded: reboot, or "
                   "reload the nvidia modules"
                 : "install or load the NVIDIA driver (nvidia-smi must work), or point --nvml / "

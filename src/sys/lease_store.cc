@@ -10,6 +10,7 @@
 #include "core/json_fields.h"
 #include "core/lease_json.h"
 #include "core/printable.h"
+#include "sys/procfs.h"
 
 namespace gpupin {
 namespace {
@@ -44,6 +45,9 @@ std::optional<Record> ReadRecord(const StateDir& dir, const std::string& name,
   }
   if (file_name(*record) != name)
     return skip(fmt::format("holds record '{}', not the one its name says", record->id));
+  // The name written in the file is the writer's word; the owner's uid is
+  // the kernel's, so a lease can name no one but the user who holds it.
+  record->user = UserName(record->uid);
   return std::move(*record);
 }
 

@@ -44,7 +44,7 @@ Lease LeaseOn(const std::string& uuid, ProcessIdentity holder = Self()) {
   lease.gpu_uuids = {uuid};
   lease.holder = holder;
   lease.uid = geteuid();
-  lease.user = "tester";
+  lease.user = UserName(geteuid());
   lease.command = "test";
   return lease;
 }
@@ -79,8 +79,8 @@ struct Fixture {
   QueueTicket TakeOwnTicket() {
     QueueTicket ticket;
     Transact([&](LeaseTransaction& t) {
-      Result<QueueTicket> taken =
-          t.TakeTicket(QueueTicket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+      Result<QueueTicket> taken = t.TakeTicket(
+          QueueTicket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
       ASSERT_TRUE(taken.ok()) << taken.error().message;
       ticket = *taken;
     });
@@ -208,6 +208,25 @@ TEST(LeaseStore, ALeaseMustBeOwnedByTheUidItClaims) {
   EXPECT_TRUE(f.Diagnosed("forged.json", "claims uid 0 but is owned by uid 65534 (forged)"));
 }
 
+TEST(LeaseStore, ARecordNamesTheUserWhoOwnsItWhateverItsTextSays) {
+  Fixture f;
+  Lease lease = LeaseOn("GPU-a");
+  lease.user = "someone-else";
+  QueueTicket ticket{"", 0, Self(), geteuid(), "someone-else", "cmd", "1 GPU", 0};
+  f.Transact([&](LeaseTransaction& t) {
+    ASSERT_TRUE(t.AddLease(lease).ok());
+    ASSERT_TRUE(t.TakeTicket(ticket).ok());
+  });
+  f.Transact([&](LeaseTransaction& t) {
+    std::vector<Lease> leases = t.ReadLeases();
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].user, UserName(geteuid()));
+    std::vector<QueueTicket> tickets = t.ReadTickets();
+    ASSERT_EQ(tickets.size(), 1u);
+    EXPECT_EQ(tickets[0].user, UserName(geteuid()));
+  });
+}
+
 TEST(LeaseStore, AnotherUsersLeaseCanBeReadButNotRemoved) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   Fixture f;
@@ -249,7 +268,7 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   Fixture f;
   ProcessIdentity dead_holder = testing::DeadProcess();
   f.Transact([&](LeaseTransaction& t) {
-    QueueTicket ticket{"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0};
+    QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
     Result<QueueTicket> first = t.TakeTicket(ticket);
     ticket.holder = dead_holder;
     Result<QueueTicket> dead = t.TakeTicket(ticket);
@@ -306,9 +325,9 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
   const StoppedCheck stopped = [](int pid) { return ProcessStopped(ProcFs(), pid); };
   f.Transact([&](LeaseTransaction& t) {
     Result<QueueTicket> first =
-        t.TakeTicket({"", 0, suspended, geteuid(), "tester", "suspended", "1 GPU", 0});
+        t.TakeTicket({"", 0, suspended, geteuid(), UserName(geteuid()), "suspended", "1 GPU", 0});
     Result<QueueTicket> second =
-        t.TakeTicket({"", 0, Self(), geteuid(), "tester", "waiting", "1 GPU", 0});
+        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiting", "1 GPU", 0});
     ASSERT_TRUE(first.ok() && second.ok());
 
     Result<QueuePlace> place = t.PlaceInQueue(*second, &StartTime, stopped);
@@ -335,7 +354,7 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
 // A `$(gpupin pick --wait)` suspended with Ctrl-Z stops the pick, not its
 // shell (the holder): the ticket is stopped all the same.
 TEST(LeaseStore, ATicketIsStoppedWhenItsHolderOrItsWaiterIs) {
-  QueueTicket ticket{"t-1", 1, {10, 1}, 0, "tester", "pick", "1 GPU", 0};
+  QueueTicket ticket{"t-1", 1, {10, 1}, 0, UserName(geteuid()), "pick", "1 GPU", 0};
   const StoppedCheck only_11 = [](int pid) { return pid == 11; };
   EXPECT_FALSE(TicketStopped(ticket, only_11));
   ticket.waiter = ProcessIdentity{11, 1};
@@ -351,10 +370,10 @@ TEST(LeaseStore, ATicketIsStoppedWhenItsHolderOrItsWaiterIs) {
 TEST(LeaseStore, ATicketWhoseWaiterIsGoneIsDeadThoughItsHolderLives) {
   Fixture f;
   f.Transact([&](LeaseTransaction& t) {
-    QueueTicket orphan{"", 0, Self(), geteuid(), "tester", "pick", "1 GPU", 0};
+    QueueTicket orphan{"", 0, Self(), geteuid(), UserName(geteuid()), "pick", "1 GPU", 0};
     orphan.waiter = testing::DeadProcess();
     Result<QueueTicket> first = t.TakeTicket(orphan);
-    QueueTicket waiting{"", 0, Self(), geteuid(), "tester", "pick", "1 GPU", 0};
+    QueueTicket waiting{"", 0, Self(), geteuid(), UserName(geteuid()), "pick", "1 GPU", 0};
     waiting.waiter = Self();
     Result<QueueTicket> second = t.TakeTicket(waiting);
     ASSERT_TRUE(first.ok() && second.ok());
@@ -392,10 +411,11 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
   ASSERT_TRUE(store.ok());
   QueueTicket ours = f.TakeOwnTicket();
   std::this_thread::sleep_for(30ms);  // past the file system's clock tick
-  QueueTicket forged{"forged0", 0, Self(), geteuid(), "tester", "cut in", "1 GPU", 0};
+  QueueTicket forged{"forged0", 0, Self(), geteuid(), UserName(geteuid()), "cut in", "1 GPU", 0};
   ASSERT_TRUE(
       store->queue_dir().WriteFileAtomic(TicketFileName(forged), TicketToJson(forged)).ok());
-  QueueTicket highest{"highest", kMaxTicketSeq, Self(), geteuid(), "tester", "last", "1 GPU", 0};
+  QueueTicket highest{"highest",           kMaxTicketSeq, Self(),  geteuid(),
+                      UserName(geteuid()), "last",        "1 GPU", 0};
   ASSERT_TRUE(
       store->queue_dir().WriteFileAtomic(TicketFileName(highest), TicketToJson(highest)).ok());
   f.Transact([&](LeaseTransaction& t) {
@@ -409,7 +429,7 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
     EXPECT_EQ(place->ahead, 0u) << "ours is still the head";
     std::this_thread::sleep_for(30ms);
     Result<QueueTicket> after =
-        t.TakeTicket({"", 0, Self(), geteuid(), "tester", "cmd", "1 GPU", 0});
+        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
     ASSERT_TRUE(after.ok()) << after.error().message;
     EXPECT_EQ(after->seq, kMaxTicketSeq);
     place = t.PlaceInQueue(*after, &StartTime);
@@ -613,7 +633,7 @@ int Waiter(int index, int report_fd, const std::string& state) {
   QueueTicket mine;
   Status status = store->Transact([&](LeaseTransaction& t) -> Status {
     Result<QueueTicket> ticket =
-        t.TakeTicket({"", 0, Self(), geteuid(), "tester", "waiter", "1 GPU", 0});
+        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiter", "1 GPU", 0});
     if (!ticket) return ticket.error();
     mine = *ticket;
     return Ok{};

@@ -32,10 +32,11 @@ expect_one_line_rc2 "an empty scenario" "empty.json: not valid JSON" --simulate 
 expect_one_line_rc2 "a JSON array" "array.json: expected an object" --simulate "$TEST_TMP/array.json" pick
 expect_one_line_rc2 "an empty object" "object.json: missing required key 'gpus'" \
   --simulate "$TEST_TMP/object.json" ls
-# doctor reports it as its NVML check, with the fix that applies.
-run_status "$GPUPIN" --simulate "$TEST_TMP/object.json" doctor
-expect_eq "$STATUS" 1 "doctor on a bad scenario"
-expect_contains "$OUT" "fix: correct the --simulate file" "doctor on a bad scenario"
+# doctor too: the command line is wrong, not the machine.
+expect_one_line_rc2 "doctor on a bad scenario" "object.json: missing required key 'gpus'" \
+  --simulate "$TEST_TMP/object.json" doctor
+expect_one_line_rc2 "doctor on a missing scenario" "cannot read simulated server" \
+  --simulate "$TEST_TMP/missing.json" doctor
 expect_one_line_rc2 "a bad UUID" "bad-uuid.json: gpus[0].uuid: invalid UUID" --simulate "$TEST_TMP/bad-uuid.json" ls
 expect_one_line_rc2 "a 17 MiB scenario" "huge.json: larger than 16 MiB" --simulate "$TEST_TMP/huge.json" ls
 expect_one_line_rc2 "a missing scenario" "cannot read simulated server" --simulate "$TEST_TMP/missing.json" ls

@@ -18,12 +18,16 @@ expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')" "${ids
 run_status "$GPUPIN" "${SIM[@]}" map -- cuda:5
 expect_eq "$STATUS" 1 "map -- cuda:5 on 4 cards"
 expect_contains "$ERR" "cuda:5 does not exist" "map read the id after --"
-for words in "ls -- foo bar" "leases -- x" "pick --wait -- 5s"; do
+# After '--' an option is an argument too, so a command that takes none
+# refuses it rather than obeying it (CLI11 alone would print JSON here).
+for words in "ls -- foo bar" "leases -- x" "pick --wait -- 5s" "ls -- --json" "leases -- --json" \
+  "slurm gres -- --json" "ps -- --simulate $EXAMPLES/lab-8gpu.json" "pick -- -n 2"; do
   read -ra args <<<"$words"
   run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
   expect_eq "$STATUS" 2 "gpupin $words"
   expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for gpupin $words"
   expect_contains "$ERR" "${args[-1]}'; see gpupin --help" "gpupin $words"
+  expect_eq "$OUT" "" "stdout of gpupin $words"
 done
 run_status "$GPUPIN" "${SIM[@]}" ls -- foo bar
 expect_eq "$ERR" "gpupin: unexpected 'foo bar'; see gpupin --help" "the words in the order typed"
