@@ -48,7 +48,7 @@ class CidDirectory {
 std::optional<std::string> ReadContainerId(const std::string& path) {
   std::ifstream in(path);
   std::string id;
-  if (!(in >> id) || id.empty()) return std::nullopt;
+  if (!(in >> id) || !IsContainerId(id)) return std::nullopt;
   return id;
 }
 

@@ -162,4 +162,10 @@ Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
   return invocation;
 }
 
+bool IsContainerId(std::string_view id) {
+  return id.size() == 64 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
 }  // namespace gpupin

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -20,6 +21,11 @@ struct DockerInvocation {
 
 // The value of --gpus for these devices: "device=GPU-a,GPU-b" in double quotes.
 std::string DockerGpusValue(const std::vector<std::string>& uuids);
+
+// Whether `id` is what the docker client writes to --cidfile: 64 lowercase
+// hex digits. Lease files are anyone's to write, and an id goes on a docker
+// command line, so nothing else (an option such as "-f") may pass.
+bool IsContainerId(std::string_view id);
 
 // Inserts --gpus (and, for a detached run without its own --cidfile,
 // `--cidfile our_cidfile`). Usage errors: no run/create subcommand, or a

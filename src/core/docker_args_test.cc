@@ -58,5 +58,16 @@ TEST(DockerArgsTest, RefusesOwnGpusAndMissingRun) {
   EXPECT_EQ(ps.error().code, ExitCode::kUsage);
 }
 
+TEST(DockerArgsTest, AContainerIdIsSixtyFourLowercaseHexDigits) {
+  EXPECT_TRUE(IsContainerId(std::string(64, 'a')));
+  EXPECT_TRUE(IsContainerId("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+  EXPECT_FALSE(IsContainerId(""));
+  EXPECT_FALSE(IsContainerId("-f"));
+  EXPECT_FALSE(IsContainerId(std::string(12, 'a'))) << "a short id is not what --cidfile holds";
+  EXPECT_FALSE(IsContainerId(std::string(63, 'a') + "A"));
+  EXPECT_FALSE(IsContainerId(std::string(63, 'a') + "g"));
+  EXPECT_FALSE(IsContainerId(std::string(65, 'a')));
+}
+
 }  // namespace
 }  // namespace gpupin

@@ -1,8 +1,23 @@
 #include "core/lease_json.h"
 
+#include <algorithm>
 #include <climits>
 
+#include "core/docker_args.h"
+
 namespace gpupin {
+namespace {
+
+// A UUID as NVML spells it ("GPU-" and 36 characters, or a MIG form of up
+// to about 60): anything far longer or with spaces and controls in it is
+// not one, and would only widen every table that shows leases.
+bool IsGpuUuidShaped(const std::string& uuid) {
+  constexpr size_t kLongest = 96;
+  return !uuid.empty() && uuid.size() <= kLongest &&
+         std::all_of(uuid.begin(), uuid.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+}  // namespace
 
 nlohmann::json ProcessIdentityToJson(const ProcessIdentity& identity) {
   return {{"pid", identity.pid}, {"start_time_ticks", identity.start_time_ticks}};
@@ -64,6 +79,11 @@ Result<Lease> LeaseFromJson(std::string_view text) {
     fields.Fail("id", "must be 1 to 128 letters, digits, '-' or '_'");
   }
   if (!fields.error() && lease.gpu_uuids.empty()) fields.Fail("gpu_uuids", "names no GPU");
+  if (!fields.error() &&
+      !std::all_of(lease.gpu_uuids.begin(), lease.gpu_uuids.end(), IsGpuUuidShaped))
+    fields.Fail("gpu_uuids", "holds something that is not a GPU UUID");
+  if (!fields.error() && lease.container_id && !IsContainerId(*lease.container_id))
+    fields.Fail("container_id", "is not a docker container id (64 hex digits)");
   if (fields.error()) return MakeError(ExitCode::kError, "lease: " + *fields.error());
   return lease;
 }

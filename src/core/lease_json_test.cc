@@ -121,7 +121,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "'reservation_baseline_pids'"},
         Rejection{"BaselineMissing", [](auto& j) { j.erase("reservation_baseline_pids"); },
                   "'reservation_baseline_pids' is missing"},
-        Rejection{"ContainerNumber", [](auto& j) { j["container_id"] = 7; }, "'container_id'"}),
+        Rejection{"ContainerNumber", [](auto& j) { j["container_id"] = 7; }, "'container_id'"},
+        Rejection{"ContainerOption", [](auto& j) { j["container_id"] = "-f"; },
+                  "'container_id' is not a docker container id"},
+        Rejection{"UuidHuge", [](auto& j) { j["gpu_uuids"] = {std::string(60000, 'x')}; },
+                  "'gpu_uuids' holds something that is not a GPU UUID"},
+        Rejection{"UuidWithSpace", [](auto& j) { j["gpu_uuids"] = {"GPU-1 2"}; },
+                  "not a GPU UUID"}),
     [](const auto& param_info) { return param_info.param.name; });
 
 TEST(LeaseJson, RejectsTextThatIsNotALease) {

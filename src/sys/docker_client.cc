@@ -1,24 +1,59 @@
 #include "sys/docker_client.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <string>
+
+#include "core/docker_args.h"
 
 extern char** environ;
 
 namespace gpupin {
 
-std::optional<bool> ContainerRunning(const std::string& container_id) {
-  // An id is hex (or a name); anything else is not passed to a command line.
-  for (char c : container_id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
-      return false;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Asked inside the state lock, for leases anyone may write: a wedged daemon
+// or a directory of planted container leases must not hold every user's
+// gpupin. One question gets a few seconds, and one gpupin process spends at
+// most a few more on docker in all; past that, "cannot tell" keeps the
+// leases, as a daemon that is down does.
+constexpr auto kPerQuestion = std::chrono::seconds(3);
+constexpr auto kPerProcess = std::chrono::seconds(6);
+Clock::duration g_spent{};
+
+// Reads `fd` to its end or until `deadline`; false on the deadline.
+bool ReadUntil(int fd, Clock::time_point deadline, std::string& text) {
+  char buffer[256];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd ready = {fd, POLLIN, 0};
+    int polled = poll(&ready, 1, static_cast<int>(left.count()));
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled <= 0) return false;
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    if (text.size() < 4096) text.append(buffer, static_cast<size_t>(n));
   }
+}
+
+}  // namespace
+
+std::optional<bool> ContainerRunning(const std::string& container_id) {
+  if (!IsContainerId(container_id)) return false;
+  if (g_spent >= kPerProcess) return std::nullopt;
+  const Clock::time_point began = Clock::now();
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
   posix_spawn_file_actions_t actions;
@@ -43,14 +78,15 @@ std::optional<bool> ContainerRunning(const std::string& container_id) {
     return std::nullopt;
   }
   std::string text;
-  char buffer[256];
-  ssize_t n;
-  while ((n = read(out[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  const Clock::duration allowed = std::min<Clock::duration>(kPerQuestion, kPerProcess - g_spent);
+  const bool answered = ReadUntil(out[0], began + allowed, text);
   close(out[0]);
+  if (!answered) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!WIFEXITED(status)) return std::nullopt;
+  g_spent += Clock::now() - began;
+  if (!answered || !WIFEXITED(status)) return std::nullopt;
   // `docker inspect` exits 1 both for "No such container" and for a daemon
   // it cannot reach; only the first means the container is gone.
   if (WEXITSTATUS(status) != 0) {

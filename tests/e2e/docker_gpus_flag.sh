@@ -24,6 +24,22 @@ leases=$("$GPUPIN" "${SIM[@]}" --json leases)
 expect_contains "$leases" "\"container_id\": \"$id\"" "lease tied to the container"
 run_status "$GPUPIN" "${SIM[@]}" pick --only 0 --explain
 expect_eq "$STATUS" 3 "GPU 0 is held by the container"
+
+# A wedged daemon: docker inspect is given up after 3 s, and the lease,
+# which cannot be told dead, is kept.
+started=$(now_ms)
+FAKE_DOCKER_INSPECT_SECONDS=60 run_status timeout 20 "$GPUPIN" "${SIM[@]}" --json leases
+expect_eq "$STATUS" 0 "leases while docker hangs"
+expect_contains "$OUT" "\"container_id\": \"$id\"" "the lease kept while docker hangs"
+took=$(($(now_ms) - started))
+((took < 6000 * TIME_FACTOR)) || fail "leases took $took ms behind a hanging docker inspect"
+# A planted lease whose container id is an option for docker is skipped.
+sed "s/\"container_id\": \"$id\"/\"container_id\": \"-f\"/; s/\"id\": \"[^\"]*\"/\"id\": \"planted\"/" \
+  "$(ls "$GPUPIN_STATE_DIR"/leases/*.json)" >"$GPUPIN_STATE_DIR/leases/planted.json"
+run_status "$GPUPIN" "${SIM[@]}" -v leases
+expect_contains "$ERR" "planted.json: lease: field 'container_id' is not a docker container id" "the planted id"
+! grep -q -- ' -f$' "$FAKE_DOCKER_STATE/calls" || fail "docker was called with the planted id"
+rm "$GPUPIN_STATE_DIR/leases/planted.json"
 docker rm -f "$id"
 leases=$("$GPUPIN" "${SIM[@]}" --json leases)
 expect_contains "$leases" '"leases": []' "container gone: lease gone"
