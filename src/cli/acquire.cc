@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "cli/machine_state.h"
@@ -95,6 +96,20 @@ std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventor
   return allowed;
 }
 
+// The cards of the job we run in, within what our environment allows.
+std::vector<uint32_t> JobGpuIndices(const Inventory& inventory, const Lease& job,
+                                    const std::optional<std::vector<uint32_t>>& allowed) {
+  std::vector<uint32_t> indices;
+  for (const Gpu& gpu : inventory.gpus) {
+    const bool held =
+        std::find(job.gpu_uuids.begin(), job.gpu_uuids.end(), gpu.uuid) != job.gpu_uuids.end();
+    const bool visible =
+        !allowed || std::find(allowed->begin(), allowed->end(), gpu.index) != allowed->end();
+    if (held && visible) indices.push_back(gpu.index);
+  }
+  return indices;
+}
+
 // What NVML and /proc showed, and when.
 struct Look {
   // A look this old is as recent as one taken before waiting for the
@@ -151,6 +166,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   const ProcFs& procfs = world.procfs();
   const StoppedCheck stopped = MakeStoppedCheck(procfs);
   uint32_t uid = static_cast<uint32_t>(getuid());
+  const char* job_variable = std::getenv("GPUPIN_LEASE_ID");
+  const std::optional<std::string> claimed_job =
+      job_variable ? std::optional<std::string>(job_variable) : std::nullopt;
   // Our environment does not change while we wait: read it once.
   const VisibilityEnv visibility = VisibilityEnvFromProcess();
   std::optional<std::string> allowed_by;
@@ -168,7 +186,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // Such a newcomer does not even open NVML (the real nvmlInit takes tens
   // of milliseconds, and 64 jobs submitted at once all paid it while the
   // first ones were starting) until it is next in line.
-  bool want_snapshot = !(*store)->QueueMayHaveTickets();
+  bool want_snapshot = claimed_job || !(*store)->QueueMayHaveTickets();
   std::optional<ChangeWatch> ahead_watch;
   // The last look at NVML and /proc. A waiter nudged while still behind
   // takes one so as to be ready when the ticket ahead goes; that look is
@@ -196,12 +214,14 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     GpuProcessFacts* processes = inventory ? &look->processes : nullptr;
     want_snapshot = true;
     look_again = false;
+    std::optional<std::string> job;  // the lease of the job we run in, once verified
     LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
     std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
     size_t waiters_ahead = 0;
     std::optional<Acquired> acquired;
     std::optional<Error> refusal;
-    std::string waiting_text;
+    std::string waiting_text;  // shown while we wait
+    std::string why_waiting;   // said if the --wait time runs out
     std::vector<ProcessIdentity> watched;
     bool unwatchable = false;
     bool reserved = false;
@@ -215,11 +235,19 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       return Ok{};
     };
     auto read_and_decide = [&](LeaseTransaction& txn) -> Status {
+      // Inside a job (`gpupin run` in a job's script, or after `eval "$(gpupin
+      // env)"`), a request is served from the job's own cards and never
+      // queues: behind others who wait for those very cards, held until the
+      // job ends, it would wait for ever, and hold up the queue meanwhile.
+      if (claimed_job && inventory) {
+        job = JobOfProcess(getpid(), claimed_job, txn.LiveLeases(facts),
+                           [&procfs](int pid) { return procfs.ParentOf(pid); });
+      }
       Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts.process_start_time, stopped);
       if (!place.ok()) return place.error();
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.
-      if (place->just_ahead) {
+      if (place->just_ahead && !job) {
         if (!ticket && !request.wait) {
           refusal = MakeError(
               ExitCode::kNoGpu,
@@ -234,9 +262,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         waiters_ahead = place->ahead;
         watched.push_back(ahead->holder);
         if (ahead->waiter) watched.push_back(*ahead->waiter);
-        waiting_text =
-            fmt::format("waiting: {} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1),
-                        place->ahead, place->head->user, place->head->request);
+        why_waiting = fmt::format("still {} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1),
+                                  place->ahead, place->head->user, place->head->request);
+        waiting_text = "waiting: " + why_waiting.substr(std::string_view("still ").size());
         return Ok{};
       }
       if (!inventory) return Ok{};  // free to choose, without a snapshot: take one first
@@ -257,9 +285,15 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       input.topology = inventory->topology;
       input.live_leases = live;
       input.process_owners = processes->owners;
-      input.caller = {uid, UserName(uid)};
+      input.caller = {uid, UserName(uid), job};
       input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility);
       if (allowed_by) input.allowed_by = *allowed_by;
+      if (job) {
+        const auto held = std::find_if(live.begin(), live.end(),
+                                       [&](const Lease& lease) { return lease.id == *job; });
+        input.allowed_gpu_indices = JobGpuIndices(*inventory, *held, input.allowed_gpu_indices);
+        input.allowed_by = "job " + *job + " (GPUPIN_LEASE_ID)";
+      }
       input.request = request.request;
       input.format_clock = FormatLocalHourMinute;
       std::vector<CardVerdict> failed_verdicts;
@@ -275,8 +309,14 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           if (ticket) (void)txn.RemoveTicket(*ticket);
           return Ok{};
         }
+        if (job) {
+          why_waiting = Blockers(selection.error().message);
+          waiting_text = "waiting for a card of job " + *job + "; " + why_waiting;
+          return Ok{};
+        }
         if (Status joined = join_queue(txn); !joined.ok()) return joined;
-        waiting_text = "waiting: next in queue; " + Blockers(selection.error().message);
+        why_waiting = Blockers(selection.error().message);
+        waiting_text = "waiting: next in queue; " + why_waiting;
         return Ok{};
       }
       Lease lease;
@@ -357,9 +397,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     if (woke == WakeReason::kInterrupted) return give_up(StoppedBy(interrupts->signal()));
     if (ticket && woke == WakeReason::kProcessExited) (*store)->Nudge(*ticket);
     if (woke == WakeReason::kDeadline) {
-      return give_up(MakeError(ExitCode::kNoGpu,
-                               fmt::format("no GPU became available within the --wait time;{}",
-                                           waiting_text.substr(waiting_text.find(';') + 1))));
+      return give_up(MakeError(
+          ExitCode::kNoGpu,
+          fmt::format("no GPU became available within the --wait time; {}", why_waiting)));
     }
   }
 }

@@ -49,4 +49,13 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& p
 void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_leases,
                        const ParentOf& parent_of);
 
+// The lease of the gpupin job a process runs in, from the GPUPIN_LEASE_ID
+// it inherited (`claimed`): the live lease of that id whose holder is the
+// process or its ancestor (a job's process that execs gpupin is the holder). A variable copied from
+// elsewhere, or naming a lease whose holder is not up the caller's tree, or a container's, names
+// nothing: it would let anyone pass over another job's lease.
+std::optional<std::string> JobOfProcess(int pid, const std::optional<std::string>& claimed,
+                                        const std::vector<Lease>& live_leases,
+                                        const ParentOf& parent_of);
+
 }  // namespace gpupin

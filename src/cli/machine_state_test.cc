@@ -15,6 +15,26 @@ Lease HeldBy(const std::string& id, int pid) {
   return lease;
 }
 
+TEST(JobOfProcess, OnlyALiveLeaseHeldUpTheCallersTreeIsItsJob) {
+  // 1 <- 40 (a job's gpupin run) <- 45 (its shell) <- 41 (a nested gpupin); 1 <- 50 (another job)
+  std::map<int, int> parents = {{40, 1}, {45, 40}, {41, 45}, {50, 1}};
+  auto parent_of = [&](int pid) -> std::optional<int> {
+    auto it = parents.find(pid);
+    if (it == parents.end()) return std::nullopt;
+    return it->second;
+  };
+  Lease container = HeldBy("container", 45);
+  container.container_id = std::string(64, 'a');
+  std::vector<Lease> live = {HeldBy("outer", 40), HeldBy("elsewhere", 50), container};
+  EXPECT_EQ(JobOfProcess(41, "outer", live, parent_of), "outer");
+  EXPECT_EQ(JobOfProcess(41, std::nullopt, live, parent_of), std::nullopt);
+  EXPECT_EQ(JobOfProcess(41, "elsewhere", live, parent_of), std::nullopt) << "not an ancestor";
+  EXPECT_EQ(JobOfProcess(41, "gone", live, parent_of), std::nullopt) << "no such live lease";
+  EXPECT_EQ(JobOfProcess(41, "container", live, parent_of), std::nullopt);
+  EXPECT_EQ(JobOfProcess(40, "outer", live, parent_of), "outer") << "the holder itself";
+  EXPECT_EQ(JobOfProcess(50, "outer", live, parent_of), std::nullopt) << "another tree";
+}
+
 TEST(AttributeToLeases, AProcessBelongsToTheNearestHolderAmongItselfAndItsAncestors) {
   // 1 <- 40 <- 45 <- 41, 40 <- 30 (a holder whose child 31 holds a lease of its own), 1 <- 50
   std::map<int, int> parents = {{30, 40}, {31, 30}, {40, 1}, {45, 40}, {41, 45}, {50, 1}, {60, 1}};

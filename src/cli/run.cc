@@ -142,7 +142,10 @@ CommandSpec RunCommand() {
                            "(default within 10s)")
                 ->expected(0, 1)
                 ->option_text("[=TIMEOUT]");
-            app.footer("Example: gpupin run -n 2 --wait -- python train.py");
+            app.footer(
+                "The command gets GPUPIN_LEASE_ID; a gpupin it starts is served from this job's\n"
+                "GPUs without queuing.\n"
+                "Example: gpupin run -n 2 --wait -- python train.py");
             return [options, &app](World& world) {
               return Run(world, *options, app.count("--wait") > 0, app.count("--verify") > 0);
             };

@@ -252,6 +252,7 @@ struct CardState {
 CardState StateOf(const PolicyInput& input, const Gpu& gpu) {
   CardState state;
   for (const Lease& lease : input.live_leases) {
+    if (lease.id == input.caller.job_lease_id) continue;
     if (std::find(lease.gpu_uuids.begin(), lease.gpu_uuids.end(), gpu.uuid) !=
         lease.gpu_uuids.end()) {
       state.leases.push_back(&lease);

@@ -50,6 +50,11 @@ struct ProcessOwner {
 struct Caller {
   uint32_t uid = 0;
   std::string user;
+  // The lease of the gpupin job the caller runs in (`gpupin run` inside a
+  // job, or after `eval "$(gpupin env)"`): its cards are the caller's own,
+  // so that lease never blocks it. Set only once the lease's holder is
+  // known to be the caller's ancestor.
+  std::optional<std::string> job_lease_id;
 };
 
 struct PolicyInput {

@@ -347,6 +347,19 @@ TEST(PolicyTest, ProcessesOfTheCallersJobCountAsTheJobs) {
             "chosen: 50G left of 80G (1 shared job), 0% util; ranked by free memory");
 }
 
+TEST(PolicyTest, TheLeaseOfTheCallersOwnJobDoesNotBlockIt) {
+  // `gpupin run` inside a job: the job's exclusive lease on GPU 0 is the
+  // caller's own, while another lease of the same user still blocks GPU 1.
+  PolicyInput input = IdleBox(2);
+  input.live_leases.push_back(MakeLease("job", {0}, 50, "dave"));
+  input.live_leases.push_back(MakeLease("other", {1}, 60, "dave"));
+  input.caller.job_lease_id = "job";
+  EXPECT_EQ(ReasonOf(input, 0), "chosen: 80G free, 0% util; ranked by free memory");
+  EXPECT_EQ(ReasonOf(input, 1), "leased by dave (pid 60, python train.py) since 14:05");
+  input.caller.job_lease_id.reset();
+  EXPECT_EQ(ReasonOf(input, 0), "leased by dave (pid 50, python train.py) since 14:05");
+}
+
 TEST(PolicyTest, ListedProcessesCountEvenWhenUsedMemoryLagsBehind) {
   // The process list was read after the job started, the memory before it.
   PolicyInput input = IdleBox(1);
