@@ -243,7 +243,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         job = JobOfProcess(getpid(), claimed_job, txn.LiveLeases(facts),
                            [&procfs](int pid) { return procfs.ParentOf(pid); });
       }
-      Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts.process_start_time, stopped);
+      Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts, stopped);
       if (!place.ok()) return place.error();
       // First come, first served: while others wait, a newcomer queues behind
       // them (or, without --wait, is refused) even if a card is free now.

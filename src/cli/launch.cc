@@ -1,6 +1,7 @@
 #include "cli/launch.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "cli/machine_state.h"
 #include "core/selection_output.h"
@@ -44,6 +45,16 @@ Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
   std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), pid);
   if (!start)
     return MakeError(ExitCode::kUsage, fmt::format("no running process with pid {}", pid));
+  // Others would take a lease of ours held by another user's process for a
+  // forgery, and count it dead (RecordProcessAlive).
+  const uint32_t uid = static_cast<uint32_t>(getuid());
+  std::optional<uint32_t> runs_as = world.procfs().Uid(pid);
+  if (uid != 0 && runs_as && *runs_as != uid) {
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("pid {} runs as another user; a lease can only follow a "
+                                 "process of your own",
+                                 pid));
+  }
   return ProcessIdentity{pid, *start};
 }
 

@@ -83,7 +83,7 @@ Result<StateSnapshot> ReadState(World& world) {
     }
     const ProcFs& procfs = world.procfs();
     const StoppedCheck stopped = MakeStoppedCheck(procfs);
-    for (QueueTicket& ticket : txn.LiveTickets(facts.process_start_time)) {
+    for (QueueTicket& ticket : txn.LiveTickets(facts)) {
       bool is_stopped = TicketStopped(ticket, stopped);
       snapshot.queue.push_back({std::move(ticket), is_stopped});
     }

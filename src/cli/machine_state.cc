@@ -16,6 +16,7 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   LivenessFacts facts;
   facts.now_unix_ms = NowUnixMs();
   facts.process_start_time = [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); };
+  facts.process_uid = [&procfs](int pid) { return procfs.Uid(pid); };
   for (const Gpu& gpu : inventory.gpus) {
     if (!gpu.healthy() || !gpu.processes_known) continue;
     std::vector<uint32_t>& pids = facts.gpu_pids[gpu.uuid];

@@ -5,13 +5,6 @@
 namespace gpupin {
 namespace {
 
-bool HolderAlive(const ProcessIdentity& holder, const LivenessFacts& facts) {
-  if (!facts.process_start_time) return true;  // cannot tell: keep the lease
-  std::optional<uint64_t> start = facts.process_start_time(holder.pid);
-  // A different start time is a reused PID: the holder itself is gone.
-  return start.has_value() && *start == holder.start_time_ticks;
-}
-
 // PIDs on the lease's cards that were not there at reservation time.
 std::vector<uint32_t> NewProcessesOnCards(const Lease& lease, const LivenessFacts& facts) {
   const auto& baseline = lease.reservation_baseline_pids;
@@ -46,12 +39,12 @@ LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
     // much memory (under --max-used) to the next pick: the very collision
     // reservations exist to prevent.
     if (!NewProcessesOnCards(lease, facts).empty()) return LeaseState::kLive;
-    if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
+    if (!RecordProcessAlive(lease.holder, lease.uid, facts)) return LeaseState::kHolderGone;
     if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms)
       return LeaseState::kReservationExpired;
     return LeaseState::kLive;
   }
-  if (!HolderAlive(lease.holder, facts)) return LeaseState::kHolderGone;
+  if (!RecordProcessAlive(lease.holder, lease.uid, facts)) return LeaseState::kHolderGone;
   return LeaseState::kLive;
 }
 
@@ -62,6 +55,16 @@ std::optional<ProcessIdentity> ReservationJob(const Lease& lease, const Liveness
     if (start) return ProcessIdentity{static_cast<int>(pid), *start};
   }
   return std::nullopt;
+}
+
+bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const LivenessFacts& facts) {
+  if (!facts.process_start_time) return true;  // cannot tell: keep the record
+  std::optional<uint64_t> start = facts.process_start_time(process.pid);
+  // A different start time is a reused PID: the process itself is gone.
+  if (!start || *start != process.start_time_ticks) return false;
+  if (uid == 0 || !facts.process_uid) return true;
+  std::optional<uint32_t> runs_as = facts.process_uid(process.pid);
+  return !runs_as || *runs_as == uid;
 }
 
 }  // namespace gpupin

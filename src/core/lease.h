@@ -49,6 +49,8 @@ struct LivenessFacts {
   int64_t now_unix_ms = 0;
   // Start time of a live process with this PID, or nullopt if none.
   std::function<std::optional<uint64_t>(int pid)> process_start_time;
+  // Real uid of a live process, or nullopt if it cannot be read.
+  std::function<std::optional<uint32_t>(int pid)> process_uid;
   // PIDs NVML lists on each GPU (by UUID). Missing UUID: unknown.
   std::map<std::string, std::vector<uint32_t>> gpu_pids;
   // Whether a container still exists; nullopt: cannot tell (keep the lease).
@@ -63,6 +65,13 @@ enum class LeaseState {
 };
 
 LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);
+
+// Whether a record of user `uid` (a lease or a queue ticket) may still count
+// on `process`: it lives (a reused PID is not it), and, unless the record is
+// root's, it runs as that user. Anyone can write a record naming init or
+// another user's daemon, which would then hold a card or the queue's head
+// for as long as that process lives.
+bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const LivenessFacts& facts);
 
 // The job that started on a reservation's cards: a live process that was
 // not there at reservation time. Its owner hands the reservation over to it

@@ -36,6 +36,26 @@ TEST(EvaluateLease, ReusedPidIsNotTheHolder) {
   EXPECT_EQ(EvaluateLease(HeldBy(10, 555), World({{10, 556}})), LeaseState::kHolderGone);
 }
 
+TEST(EvaluateLease, AHolderRunningAsAnotherUserIsNotTheHolder) {
+  // Anyone may write a lease naming init: it would hold a card for ever.
+  LivenessFacts facts = World({{1, 7}, {10, 555}});
+  facts.process_uid = [](int pid) -> std::optional<uint32_t> {
+    if (pid == 1) return 0;
+    return 1000;
+  };
+  Lease planted = HeldBy(1, 7);
+  planted.uid = 65534;
+  EXPECT_EQ(EvaluateLease(planted, facts), LeaseState::kHolderGone);
+  Lease own = HeldBy(10, 555);
+  own.uid = 1000;
+  EXPECT_EQ(EvaluateLease(own, facts), LeaseState::kLive);
+  Lease roots = HeldBy(10, 555);  // root's leases may name anyone's process (sudo gpupin env --for)
+  roots.uid = 0;
+  EXPECT_EQ(EvaluateLease(roots, facts), LeaseState::kLive);
+  facts.process_uid = [](int) -> std::optional<uint32_t> { return std::nullopt; };
+  EXPECT_EQ(EvaluateLease(planted, facts), LeaseState::kLive) << "an unreadable owner is no proof";
+}
+
 TEST(EvaluateLease, ReservationLiveUntilDeadline) {
   Lease lease = HeldBy(10, 5);
   lease.reservation_deadline_unix_ms = 2000;

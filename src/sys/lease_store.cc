@@ -261,21 +261,21 @@ std::optional<QueueTicket> LeaseTransaction::ReadTicket(const std::string& name)
 }
 
 std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& name,
-                                                            const StartTimeOf& start_time) {
+                                                            const LivenessFacts& facts) {
   std::optional<QueueTicket> ticket = ReadTicket(name);
   if (!ticket) return std::nullopt;
   auto alive = [&](const ProcessIdentity& process) {
-    return start_time(process.pid) == process.start_time_ticks;
+    return RecordProcessAlive(process, ticket->uid, facts);
   };
   if (alive(ticket->holder) && (!ticket->waiter || alive(*ticket->waiter))) return ticket;
   RemoveIfAllowed(queue_, name);
   return std::nullopt;
 }
 
-std::vector<QueueTicket> LeaseTransaction::LiveTickets(const StartTimeOf& start_time) {
+std::vector<QueueTicket> LeaseTransaction::LiveTickets(const LivenessFacts& facts) {
   std::vector<QueueTicket> live;
   for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
-    if (std::optional<QueueTicket> ticket = ReadLiveTicket(file.name, start_time)) {
+    if (std::optional<QueueTicket> ticket = ReadLiveTicket(file.name, facts)) {
       live.push_back(std::move(*ticket));
     }
   }
@@ -287,15 +287,15 @@ bool TicketStopped(const QueueTicket& ticket, const StoppedCheck& stopped) {
 }
 
 std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const std::string& name,
-                                                               const StartTimeOf& start_time,
+                                                               const LivenessFacts& facts,
                                                                const StoppedCheck& stopped) {
-  std::optional<QueueTicket> ticket = ReadLiveTicket(name, start_time);
+  std::optional<QueueTicket> ticket = ReadLiveTicket(name, facts);
   if (ticket && stopped && TicketStopped(*ticket, stopped)) return std::nullopt;
   return ticket;
 }
 
 Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicket>& mine,
-                                                  const StartTimeOf& start_time,
+                                                  const LivenessFacts& facts,
                                                   const StoppedCheck& stopped) {
   std::vector<TicketFile> files = TicketFiles(queue_, diagnostics_);
   size_t ahead = files.size();
@@ -313,11 +313,11 @@ Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicke
   size_t just_ahead = ahead;
   while (just_ahead > 0 && !place.just_ahead) {
     --just_ahead;
-    place.just_ahead = ReadWaitingTicket(files[just_ahead].name, start_time, stopped);
+    place.just_ahead = ReadWaitingTicket(files[just_ahead].name, facts, stopped);
     if (!place.just_ahead) --place.ahead;
   }
   for (size_t i = 0; i < just_ahead && !place.head; ++i) {
-    place.head = ReadWaitingTicket(files[i].name, start_time, stopped);
+    place.head = ReadWaitingTicket(files[i].name, facts, stopped);
     if (!place.head) --place.ahead;
   }
   if (!place.head) place.head = place.just_ahead;

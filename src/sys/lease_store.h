@@ -29,8 +29,6 @@ inline constexpr size_t kMaxRecordBytes = size_t{64} * 1024;
 // link (not followed)"), for the caller to print under -v.
 using DiagnosticSink = std::function<void(const std::string&)>;
 
-// Whether a process with this PID lives, and its start time (ProcFs::Stat).
-using StartTimeOf = std::function<std::optional<uint64_t>(int pid)>;
 // Whether a live process is stopped (ProcessStopped).
 using StoppedCheck = std::function<bool(int pid)>;
 
@@ -120,7 +118,7 @@ class LeaseTransaction {
   std::vector<QueueTicket> ReadTickets();
   // The tickets whose holders live, earliest first; dead ones are removed
   // where allowed, as for leases.
-  std::vector<QueueTicket> LiveTickets(const StartTimeOf& start_time);
+  std::vector<QueueTicket> LiveTickets(const LivenessFacts& facts);
   // Where the ticket `mine` stands (nullopt: a newcomer, behind everyone),
   // reading only the live ticket just ahead of it and the head: a waiter's
   // turn costs the same with 5 or 500 waiters. Dead tickets met on the way
@@ -129,7 +127,7 @@ class LeaseTransaction {
   // would hold up everyone behind it, and it takes its place again when
   // continued. Fails when `mine` is no longer in the queue.
   Result<QueuePlace> PlaceInQueue(const std::optional<QueueTicket>& mine,
-                                  const StartTimeOf& start_time, const StoppedCheck& stopped = {});
+                                  const LivenessFacts& facts, const StoppedCheck& stopped = {});
   // Joins the end of the queue: assigns `ticket.seq` (after every ticket
   // present) and, when empty, `ticket.id`; returns the ticket as recorded.
   Result<QueueTicket> TakeTicket(QueueTicket ticket);
@@ -138,12 +136,11 @@ class LeaseTransaction {
  private:
   friend class LeaseStore;
   std::optional<QueueTicket> ReadTicket(const std::string& name);
-  // A ticket whose holder and waiter (when recorded) both live; a dead one
-  // is removed where allowed.
-  std::optional<QueueTicket> ReadLiveTicket(const std::string& name, const StartTimeOf& start_time);
+  // A ticket whose holder and waiter (when recorded) both live and run as
+  // its user (RecordProcessAlive); a dead one is removed where allowed.
+  std::optional<QueueTicket> ReadLiveTicket(const std::string& name, const LivenessFacts& facts);
   // A live ticket whose holder and waiter are not stopped.
-  std::optional<QueueTicket> ReadWaitingTicket(const std::string& name,
-                                               const StartTimeOf& start_time,
+  std::optional<QueueTicket> ReadWaitingTicket(const std::string& name, const LivenessFacts& facts,
                                                const StoppedCheck& stopped);
   LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink)
       : leases_(leases), queue_(queue), diagnostics_(sink) {}

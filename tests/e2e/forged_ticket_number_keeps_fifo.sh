@@ -7,12 +7,7 @@
 # the next one, until its holder exits.)
 source "$(dirname "$0")/lib.sh"
 
-if [[ $(id -u) != 0 ]] || ! id nobody >/dev/null 2>&1; then
-  echo "skipped: needs root and a 'nobody' user"
-  exit 0
-fi
-chmod 0711 "$TEST_TMP"  # nobody may reach the shared paths inside, nothing more
-as_nobody=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
+as_nobody_setup
 scenario="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/one-gpu.json"
 log="$TEST_TMP/workload.log"
 "$GPUPIN" --simulate "$scenario" run -- "$WORKLOAD" --seconds 60 --name holder --log "$log" 2>/dev/null &
@@ -23,7 +18,7 @@ first=$!
 wait_for_line "$TEST_TMP/first.err" 'waiting'
 sleep 0.05  # past the file system's clock tick
 
-"${as_nobody[@]}" sleep 60 &
+"${AS_NOBODY[@]}" sleep 60 &
 cutter=$!
 wait_until 5 "nobody's sleep to start" bash -c "[[ \$(stat -c %U /proc/$cutter) == nobody ]]"
 start_ticks=$(awk '{ print $22 }' "/proc/$cutter/stat")
@@ -32,7 +27,7 @@ jq -n --arg id "$id" --argjson pid "$cutter" --argjson start "$start_ticks" --ar
   '{format_version: 1, id: $id, seq: 0, holder: {pid: $pid, start_time_ticks: $start}, uid: $uid,
     user: "nobody", command: "cut in", request: "1 GPU", created_unix_ms: 0}' >"$TEST_TMP/forged.json"
 chmod 0644 "$TEST_TMP/forged.json"
-"${as_nobody[@]}" cp "$TEST_TMP/forged.json" "$GPUPIN_STATE_DIR/queue/0-$id.json"
+"${AS_NOBODY[@]}" cp "$TEST_TMP/forged.json" "$GPUPIN_STATE_DIR/queue/0-$id.json"
 expect_eq "$(stat -c %U "$GPUPIN_STATE_DIR/queue/0-$id.json")" nobody "owner of the forged ticket"
 
 expect_eq "$("$GPUPIN" --json leases | jq -r '[.queue[] | .command] | join(", ")' | sed 's|.*--name first.*, |first, |')" \

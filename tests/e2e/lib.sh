@@ -225,3 +225,15 @@ make_sysfs() {
     echo "$siblings" >"$topology/core_cpus_list"
   done
 }
+
+# as_nobody_setup: skips the test unless it runs as root beside a 'nobody'
+# user; then lets nobody reach the shared paths inside $TEST_TMP (nothing
+# more) and sets AS_NOBODY, the command prefix that runs as nobody.
+as_nobody_setup() {
+  if [[ $(id -u) != 0 ]] || ! id nobody >/dev/null 2>&1; then
+    echo "skipped: needs root and a 'nobody' user"
+    exit 0
+  fi
+  chmod 0711 "$TEST_TMP"
+  AS_NOBODY=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
+}
