@@ -190,6 +190,13 @@ Result<int> ShowLeases(World& world, bool all) {
 }
 
 Result<int> Release(World& world, const std::vector<std::string>& ids) {
+  // An empty id is a prefix of every id: `gpupin release "$ID"` with ID
+  // unset would end a job's lease that nobody named.
+  if (std::find(ids.begin(), ids.end(), "") != ids.end()) {
+    return MakeError(ExitCode::kUsage,
+                     "an empty lease id; give an id from gpupin leases (no id at all releases "
+                     "all of yours)");
+  }
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   uint32_t uid = static_cast<uint32_t>(getuid());

@@ -13,6 +13,12 @@ run_status "$GPUPIN" "${SIM[@]}" release -- "${ids[0]}"
 expect_eq "$STATUS" 0 "release -- ID"
 expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')" "${ids[1]}" \
   "the lease left after release -- ${ids[0]}"
+# `release "$ID"` with ID unset: an empty id would match every lease.
+run_status "$GPUPIN" "${SIM[@]}" release ""
+expect_eq "$STATUS" 2 "release ''"
+expect_contains "$ERR" "an empty lease id" "release ''"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')" "${ids[1]}" \
+  "the lease left after release ''"
 
 # Words after "--" of a command that runs nothing are its positionals.
 run_status "$GPUPIN" "${SIM[@]}" map -- cuda:5
