@@ -87,9 +87,21 @@ Status AddProbe(const World& world, const Examined& examined, MapView& view) {
 void AddUses(const World& world, int pid, MapView& view) {
   view.pid = pid;
   const ProcFs& procfs = world.procfs();
-  view.uses = FindGpuUses(*view.inventory, view.resolution, [&](uint32_t gpu_pid) {
-    return procfs.DescendsFrom(static_cast<int>(gpu_pid), pid);
-  });
+  // A child started with a CUDA_VISIBLE_DEVICES of its own (a launcher's
+  // workers, a batch script's steps) is judged by the environment it got.
+  auto own_resolution = [&](uint32_t gpu_pid) -> std::optional<Resolution> {
+    if (static_cast<int>(gpu_pid) == pid) return std::nullopt;
+    Result<std::map<std::string, std::string>> environment =
+        procfs.Environ(static_cast<int>(gpu_pid));
+    if (!environment.ok()) return std::nullopt;
+    VisibilityEnv own = VisibilityEnvFromMap(*environment);
+    if (own == view.env) return std::nullopt;
+    return ResolveVisibleDevices(view.inventory->gpus, own);
+  };
+  view.uses = FindGpuUses(
+      *view.inventory, view.resolution,
+      [&](uint32_t gpu_pid) { return procfs.DescendsFrom(static_cast<int>(gpu_pid), pid); },
+      own_resolution);
   for (const Gpu& gpu : view.inventory->gpus) {
     if (!gpu.processes_known) view.unknown_process_gpus.push_back(gpu.index);
   }

@@ -25,6 +25,7 @@ struct VisibilityEnv {
   std::optional<std::string> slurm_job_gpus;
   std::optional<std::string> slurm_step_gpus;
   std::optional<std::string> gpu_device_ordinal;
+  friend bool operator==(const VisibilityEnv&, const VisibilityEnv&) = default;
 };
 
 // One device CUDA would enumerate.

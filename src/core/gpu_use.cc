@@ -1,6 +1,7 @@
 #include "core/gpu_use.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace gpupin {
@@ -19,7 +20,24 @@ std::optional<int> OrdinalOf(const Resolution& resolution, uint32_t gpu_index,
 }  // namespace
 
 std::vector<GpuUse> FindGpuUses(const Inventory& inventory, const Resolution& resolution,
-                                const std::function<bool(uint32_t pid)>& belongs) {
+                                const std::function<bool(uint32_t pid)>& belongs,
+                                const OwnResolution& own_resolution) {
+  std::map<uint32_t, std::optional<Resolution>> own;
+  auto own_of = [&](uint32_t pid) -> const std::optional<Resolution>& {
+    if (!own.contains(pid)) own[pid] = own_resolution ? own_resolution(pid) : std::nullopt;
+    return own[pid];
+  };
+  auto use = [&](uint32_t pid, uint32_t gpu_index, std::optional<uint32_t> mig_index,
+                 const std::string& uuid, std::optional<uint64_t> bytes) {
+    const std::optional<Resolution>& mine = own_of(pid);
+    return GpuUse{pid,
+                  gpu_index,
+                  mig_index,
+                  uuid,
+                  bytes,
+                  OrdinalOf(mine ? *mine : resolution, gpu_index, mig_index),
+                  mine.has_value()};
+  };
   std::vector<GpuUse> uses;
   for (const Gpu& gpu : inventory.gpus) {
     std::set<uint32_t> on_instances;
@@ -27,14 +45,13 @@ std::vector<GpuUse> FindGpuUses(const Inventory& inventory, const Resolution& re
       for (const GpuProcess& process : mig.processes) {
         if (!belongs(process.pid)) continue;
         on_instances.insert(process.pid);
-        uses.push_back({process.pid, gpu.index, mig.index, mig.uuid, process.used_memory_bytes,
-                        OrdinalOf(resolution, gpu.index, mig.index)});
+        uses.push_back(use(process.pid, gpu.index, mig.index, mig.uuid, process.used_memory_bytes));
       }
     }
     for (const GpuProcess& process : gpu.processes) {
       if (!belongs(process.pid) || on_instances.contains(process.pid)) continue;
-      uses.push_back({process.pid, gpu.index, std::nullopt, gpu.uuid, process.used_memory_bytes,
-                      OrdinalOf(resolution, gpu.index, std::nullopt)});
+      uses.push_back(
+          use(process.pid, gpu.index, std::nullopt, gpu.uuid, process.used_memory_bytes));
     }
   }
   return uses;

@@ -24,13 +24,23 @@ struct GpuUse {
   // The cuda:N under which the resolution makes this device visible;
   // nullopt: the process uses a device its environment does not show.
   std::optional<int> cuda_ordinal;
+  // The process started with a visibility of its own (OwnResolution), under
+  // which cuda_ordinal is counted.
+  bool own_environment = false;
 };
 
+// How a process's own environment resolves, when it differs from the one
+// examined (a child started with a CUDA_VISIBLE_DEVICES of its own); nullopt:
+// as examined.
+using OwnResolution = std::function<std::optional<Resolution>(uint32_t pid)>;
+
 // Every (process, device) pair for the pids `belongs` accepts, in NVML
-// order. A process listed both on a MIG instance and on its parent GPU is
-// reported once, on the instance.
+// order, each with its cuda:N under `resolution` or the process's own. A
+// process listed both on a MIG instance and on its parent GPU is reported
+// once, on the instance.
 std::vector<GpuUse> FindGpuUses(const Inventory& inventory, const Resolution& resolution,
-                                const std::function<bool(uint32_t pid)>& belongs);
+                                const std::function<bool(uint32_t pid)>& belongs,
+                                const OwnResolution& own_resolution = {});
 
 // The NVML indices of GPUs used with no cuda:N, each once, ascending.
 std::vector<uint32_t> GpusUsedButNotVisible(const std::vector<GpuUse>& uses);

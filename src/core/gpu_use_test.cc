@@ -45,6 +45,25 @@ TEST(GpuUseTest, FlagsGpusUsedButNotVisible) {
   EXPECT_EQ(GpusUsedButNotVisible(uses), std::vector<uint32_t>{3});
 }
 
+TEST(GpuUseTest, AChildWithItsOwnEnvironmentIsJudgedByIt) {
+  // pid 7 was examined with GPU 0 visible; its child 8 was started with GPU 3.
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, {7}), MakeGpu(1, {}), MakeGpu(2, {}), MakeGpu(3, {8})};
+  std::vector<GpuUse> uses = FindGpuUses(
+      inventory, Visible({{0, std::nullopt}}), [](uint32_t pid) { return pid == 7 || pid == 8; },
+      [](uint32_t pid) -> std::optional<Resolution> {
+        if (pid == 8) return Visible({{3, std::nullopt}});
+        return std::nullopt;
+      });
+  ASSERT_EQ(uses.size(), 2u);
+  EXPECT_EQ(uses[0].cuda_ordinal, 0);
+  EXPECT_EQ(uses[1].pid, 8u);
+  EXPECT_EQ(uses[1].cuda_ordinal, 0) << "cuda:0 of its own environment";
+  EXPECT_FALSE(uses[0].own_environment);
+  EXPECT_TRUE(uses[1].own_environment);
+  EXPECT_TRUE(GpusUsedButNotVisible(uses).empty());
+}
+
 TEST(GpuUseTest, MigProcessIsReportedOnceOnItsInstance) {
   Gpu gpu = MakeGpu(0, {5});
   MigDevice first;

@@ -132,8 +132,10 @@ std::string RenderUses(const MapView& view, const Terminal& terminal) {
       std::string device = use.mig_index
                                ? fmt::format("GPU {} MIG {}", use.gpu_index, *use.mig_index)
                                : fmt::format("GPU {}", use.gpu_index);
-      std::string as = use.cuda_ordinal ? fmt::format("cuda:{}", *use.cuda_ordinal)
-                                        : terminal.Paint("not visible", Color::kRed);
+      std::string as = !use.cuda_ordinal ? terminal.Paint("not visible", Color::kRed)
+                       : use.own_environment
+                           ? fmt::format("cuda:{} under its own environment", *use.cuda_ordinal)
+                           : fmt::format("cuda:{}", *use.cuda_ordinal);
       out += fmt::format(
           "  {} ({}): pid {}, {}\n", device, as, use.pid,
           use.used_memory_bytes ? FormatBytes(*use.used_memory_bytes) : "memory unknown");
@@ -145,9 +147,11 @@ std::string RenderUses(const MapView& view, const Terminal& terminal) {
   }
   for (uint32_t gpu : GpusUsedButNotVisible(view.uses)) {
     out += terminal.Paint(
-               fmt::format("warning: GPU {} is used but is not visible as any cuda:N under this "
-                           "process's environment: CUDA_VISIBLE_DEVICES was probably set after "
-                           "CUDA initialised (e.g. after import torch)",
+               fmt::format("warning: GPU {} is used but is not visible as any cuda:N under the "
+                           "environment its process started with: CUDA_VISIBLE_DEVICES was "
+                           "changed inside it (os.environ in Python, which /proc does not show), "
+                           "or set after CUDA initialised (e.g. after import torch), when it no "
+                           "longer counts",
                            gpu),
                Color::kYellow) +
            "\n";
@@ -289,7 +293,8 @@ Json MapToJson(const MapView& view) {
                       {"mig_index", OrNull(use.mig_index)},
                       {"uuid", use.uuid},
                       {"used_memory_bytes", OrNull(use.used_memory_bytes)},
-                      {"cuda_ordinal", OrNull(use.cuda_ordinal)}});
+                      {"cuda_ordinal", OrNull(use.cuda_ordinal)},
+                      {"own_environment", use.own_environment}});
     }
     json["uses"] = uses;
     json["used_but_not_visible"] = GpusUsedButNotVisible(view.uses);

@@ -82,9 +82,11 @@ TEST_F(MapOutputTest, UsesFlagAGpuThatIsNotVisible) {
   std::string text = RenderMap(view, kPlain);
   EXPECT_THAT(text, HasSubstr("uses:\n  GPU 0 (cuda:0): pid 4121, 1G\n"
                               "  GPU 1 (not visible): pid 4122, memory unknown\n"));
-  EXPECT_THAT(text, HasSubstr("warning: GPU 1 is used but is not visible as any cuda:N under this "
-                              "process's environment: CUDA_VISIBLE_DEVICES was probably set after "
-                              "CUDA initialised (e.g. after import torch)\n"));
+  EXPECT_THAT(text, HasSubstr("warning: GPU 1 is used but is not visible as any cuda:N under the "
+                              "environment its process started with: CUDA_VISIBLE_DEVICES was "
+                              "changed inside it (os.environ in Python, which /proc does not "
+                              "show), or set after CUDA initialised (e.g. after import torch), "
+                              "when it no longer counts\n"));
   nlohmann::ordered_json json = MapToJson(view);
   EXPECT_EQ(json["used_but_not_visible"], nlohmann::ordered_json::array({1}));
   EXPECT_TRUE(json["uses"][1]["cuda_ordinal"].is_null());

@@ -33,18 +33,28 @@ wait_started late
 run_status "$GPUPIN" "${SIM[@]}" map --pid "$late"
 expect_eq "$STATUS" 0 "set too late status"
 expect_contains "$OUT" "GPU 3 (not visible): pid $late" "the use of GPU 3 is listed"
-expect_contains "$OUT" "warning: GPU 3 is used but is not visible as any cuda:N under this process's environment: CUDA_VISIBLE_DEVICES was probably set after CUDA initialised (e.g. after import torch)" "set too late flagged"
+expect_contains "$OUT" "warning: GPU 3 is used but is not visible as any cuda:N under the environment its process started with" "set too late flagged"
 run_status "$GPUPIN" "${SIM[@]}" --json map --pid "$late"
 expect_eq "$(jq -c .used_but_not_visible <<<"$OUT")" "[3]" "json used_but_not_visible"
 
-# A launcher's descendants count as the launcher's use.
-bash -c 'CUDA_VISIBLE_DEVICES=1 "$0" --seconds 30 --name child --log "$1"; true' "$WORKLOAD" "$TEST_TMP/log" &
+# A launcher's descendants count as the launcher's use: one that inherited
+# the launcher's environment under the launcher's numbering, one started
+# with a CUDA_VISIBLE_DEVICES of its own under that (not "set too late").
+CUDA_VISIBLE_DEVICES=0,1 bash -c '"$0" --seconds 30 --name heir --log "$1" &
+  CUDA_VISIBLE_DEVICES=3 "$0" --seconds 30 --name child --log "$1"; true' "$WORKLOAD" "$TEST_TMP/log" &
 shell=$!
 wait_started child
+wait_started heir
 child=$(grep '"name":"child"' "$TEST_TMP/log" | head -1 | jq .pid)
+heir=$(grep '"name":"heir"' "$TEST_TMP/log" | head -1 | jq .pid)
 run_status "$GPUPIN" "${SIM[@]}" map --pid "$shell"
-expect_contains "$OUT" "GPU 1 (cuda:1): pid $child" "the child's GPU, as the shell's cuda:1"
-kill -9 "$child"  # not a job of this script: cleanup would not end it
+expect_contains "$OUT" "GPU 0 (cuda:0): pid $heir" "the heir's GPU, as the shell's cuda:0"
+expect_contains "$OUT" "GPU 3 (cuda:0 under its own environment): pid $child" "the child's GPU, under its own"
+[[ "$OUT" != *warning* ]] || fail "no warning expected for a child with its own environment: $OUT"
+run_status "$GPUPIN" "${SIM[@]}" --json map --pid "$shell"
+expect_eq "$(jq -c '[.uses[] | [.gpu_index, .cuda_ordinal, .own_environment]], .used_but_not_visible' <<<"$OUT" | tr -d '\n')" \
+  "[[0,0,false],[1,1,false],[3,0,true]][]" "json uses of the launcher"
+kill -9 "$child" "$heir"  # not jobs of this script: cleanup would not end them
 
 # A process without GPUs; one that does not exist.
 sleep 30 &
