@@ -1,6 +1,7 @@
 #include "cli/doctor.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "out/table.h"
 #include "sys/cuda_probe.h"
 #include "sys/environment.h"
+#include "sys/procfs.h"
 #include "sys/source_file.h"
 #include "sys/state_dir.h"
 
@@ -90,6 +92,13 @@ void GatherLeases(World& world, DoctorFacts& facts) {
     leases = std::move(*read);
   } else {
     facts.state_dir_problem = read.error().message;
+  }
+  for (const char* folder : {"", "/leases", "/queue"}) {
+    struct stat info {};
+    if (lstat((facts.state_dir + folder).c_str(), &info) == 0 && info.st_uid != 0) {
+      facts.state_dir_user_owner = fmt::format("{} (uid {})", UserName(info.st_uid), info.st_uid);
+      break;
+    }
   }
   for (const Lease& lease : leases) {
     if (EvaluateLease(lease, liveness) != LeaseState::kLive) ++facts.expired_leases;

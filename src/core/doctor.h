@@ -83,7 +83,10 @@ struct DoctorFacts {
   int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe
-  std::optional<DoctorProbe> probe;              // only when asked for: loading libcuda is slow
+  // A user other than root who owns the directory or one of its folders
+  // (the sticky bit does not stop an owner): "alice (uid 1000)".
+  std::optional<std::string> state_dir_user_owner;
+  std::optional<DoctorProbe> probe;  // only when asked for: loading libcuda is slow
   int python_files_checked = 0;
   std::vector<PythonFinding> python_findings;  // from CheckPythonFiles
 };

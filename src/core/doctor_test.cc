@@ -420,6 +420,19 @@ TEST(DoctorStateDirTest, UnsafeStateDirFails) {
   EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
 }
 
+TEST(DoctorStateDirTest, ADirectoryOwnedByAUserWarns) {
+  DoctorFacts facts = HealthyFacts();
+  facts.state_dir = "/tmp/gpupin";
+  facts.state_dir_user_owner = "alice (uid 1000)";
+  Finding f = Only(facts, "state_dir");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence,
+            "/tmp/gpupin belongs to alice (uid 1000), who can remove anyone's lease in it (the "
+            "sticky bit does not stop a directory's owner)");
+  EXPECT_THAT(f.fix, HasSubstr("sudo install -d -m 1777 /run/gpupin"));
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kOk);
+}
+
 TEST(DoctorPythonTest, OneEntryPerFindingWithItsVerdict) {
   DoctorFacts facts = HealthyFacts();
   facts.python_files_checked = 1;
