@@ -103,8 +103,21 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     world.Note(fmt::format("running on {} as CUDA_VISIBLE_DEVICES={}", DescribeChosen(*acquired),
                            *env.at("CUDA_VISIBLE_DEVICES")));
   }
+  // The lease ends with its holder, the command's process; removing the
+  // file at once wakes waiters through inotify without waiting for anyone's
+  // liveness check.
+  auto end_lease = [&] {
+    Result<LeaseStore*> store = world.Leases();
+    if (store.ok()) {
+      (void)(*store)->Transact(
+          [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
+    }
+  };
   Status started = child->Start(command, env);
   if (!started.ok()) {
+    end_lease();
+    // Killed while we waited: we die by the same signal, as if it had run.
+    if (started.error().signal) return started.error();
     std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
                  command.front().c_str());
     return 127;
@@ -120,13 +133,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     }
   }
   int status = child->Wait();
-  // The lease already ended with its holder; removing the file now wakes
-  // waiters through inotify without waiting for anyone's liveness check.
-  Result<LeaseStore*> store = world.Leases();
-  if (store.ok()) {
-    (void)(*store)->Transact(
-        [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
-  }
+  end_lease();
   return status;
 }
 

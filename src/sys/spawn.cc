@@ -271,15 +271,27 @@ Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChange
   launch.shell_list = launch.shell_argv.data();
   launch.env_list = launch.envp.data();
 
+  // A child killed while we waited has closed its end: the write then
+  // fails with EPIPE, and the SIGPIPE it raises is taken back unseen.
   const char go = 'g';
+  sigset_t pipe_signal;
+  sigset_t previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  sigprocmask(SIG_BLOCK, &pipe_signal, &previous);
   ssize_t sent;
   do {
     sent = write(go_fd_, &go, 1);
   } while (sent < 0 && errno == EINTR);
+  const int write_error = errno;
+  if (sent < 0 && write_error == EPIPE) {
+    const timespec now = {0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
   close(go_fd_);
   go_fd_ = -1;
-  if (sent != 1)
-    return MakeError(ExitCode::kError, "the command's process vanished before it started");
+  if (sent != 1) return Vanished();
   int error = 0;
   ssize_t n;
   do {
@@ -297,6 +309,33 @@ Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChange
   return Ok{};
 }
 
+std::optional<int> PendingChild::Collect() {
+  int status = 0;
+  pid_t waited;
+  do {
+    waited = waitpid(identity_.pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  identity_.pid = 0;
+  if (waited < 0) return std::nullopt;
+  return status;
+}
+
+Error PendingChild::Vanished() {
+  std::optional<int> status = Collect();
+  launch_.reset();
+  if (status && WIFSIGNALED(*status)) {
+    // Reported as the command's own death: `run` exits 128+signal.
+    Error killed = MakeError(ExitCode::kError,
+                             fmt::format("the command's process was killed by SIG{} while gpupin "
+                                         "waited for GPUs; nothing ran",
+                                         sigabbrev_np(WTERMSIG(*status))));
+    killed.signal = WTERMSIG(*status);
+    return killed;
+  }
+  return MakeError(ExitCode::kError,
+                   "the command's process ended while gpupin waited for GPUs; nothing ran");
+}
+
 bool PendingChild::Ended() const {
   siginfo_t info = {};
   if (waitid(P_PID, static_cast<id_t>(identity_.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
@@ -305,15 +344,10 @@ bool PendingChild::Ended() const {
 }
 
 int PendingChild::Wait() {
-  int status = 0;
-  pid_t waited;
-  do {
-    waited = waitpid(identity_.pid, &status, 0);
-  } while (waited < 0 && errno == EINTR);
-  identity_.pid = 0;
-  if (waited < 0) return 1;
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  std::optional<int> status = Collect();
+  if (!status) return 1;
+  if (WIFSIGNALED(*status)) return 128 + WTERMSIG(*status);
+  return WEXITSTATUS(*status);
 }
 
 }  // namespace gpupin

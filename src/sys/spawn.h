@@ -48,6 +48,10 @@ class PendingChild {
   friend Result<PendingChild> CreatePendingChild();
   PendingChild(ProcessIdentity identity, int go_fd, int exec_error_fd,
                std::unique_ptr<ChildLaunch> launch);
+  // Waits for the child to end; its wait status, or nullopt.
+  std::optional<int> Collect();
+  // Collects a child that died before "go" and says how.
+  Error Vanished();
 
   ProcessIdentity identity_;
   int go_fd_ = -1;
