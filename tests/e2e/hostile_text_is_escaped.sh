@@ -46,4 +46,17 @@ expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].command' | 
   "the lease's command, decoded from --json"
 # SIGTERM reaches the job's sleep, which would otherwise outlive the test.
 kill -TERM "$job"
+
+# A GPU whose name (from the driver, here the scenario) holds an escape
+# sequence and a bidirectional override: every command that shows it.
+jq '.gpus[0].name = "NVIDIA L40S\u001b]0;owned\u0007\u202eX"' "$EXAMPLES/server-4gpu.json" \
+  >"$TEST_TMP/odd-name.json"
+for command in ls map doctor "slurm gres" "pick --explain"; do
+  read -ra words <<<"$command"
+  run_status "$GPUPIN" --simulate "$TEST_TMP/odd-name.json" --state-dir "$TEST_TMP/odd-state" "${words[@]}"
+  expect_clean "gpupin $command with an odd GPU name, stdout" "$OUT"
+  expect_clean "gpupin $command with an odd GPU name, stderr" "$ERR"
+done
+run_status "$GPUPIN" --simulate "$TEST_TMP/odd-name.json" ls
+expect_contains "$OUT" "NVIDIA L40S?]0;owned??X" "ls, the odd name"
 echo PASS

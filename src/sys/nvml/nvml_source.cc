@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/cpu_list.h"
+#include "core/printable.h"
 #include "sys/nvml/nvml_library.h"
 #include "sys/nvml/nvml_processes.h"
 
@@ -24,7 +25,10 @@ constexpr long kMinCpuAffinityWords = 16;
 
 template <size_t N>
 std::string FromBuffer(const char (&buffer)[N]) {
-  return std::string(buffer, strnlen(buffer, N));
+  // Names, ids and versions are printed in tables, errors and gres.conf
+  // lines: whatever a driver (or a scenario file) put there, no control
+  // character reaches a terminal.
+  return Printable(std::string_view(buffer, strnlen(buffer, N)), N);
 }
 
 // domain:bus:device of a PCI address, from NVML's busId text when it parses
