@@ -28,7 +28,7 @@ nlohmann::ordered_json GresConfToJson(const GresConf& conf) {
   nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
   for (const GresLeftOut& gpu : conf.left_out)
     left_out.push_back(
-        {{"nvml_index", gpu.nvml_index}, {"uuid", gpu.uuid}, {"reason", gpu.reason}});
+        {{"nvml_index", gpu.nvml_index}, {"uuid", TextOrNull(gpu.uuid)}, {"reason", gpu.reason}});
   return {{"schema_version", kJsonSchemaVersion},
           {"hostname", conf.hostname},
           {"node_gres", conf.node_gres},

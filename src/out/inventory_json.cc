@@ -62,9 +62,9 @@ nlohmann::ordered_json GpuToJson(const Gpu& gpu) {
   if (gpu.minor_number) device_file = fmt::format("/dev/nvidia{}", *gpu.minor_number);
   return {
       {"index", gpu.index},
-      {"uuid", gpu.uuid},
-      {"pci_bus_id", gpu.pci_bus_id},
-      {"name", gpu.name},
+      {"uuid", TextOrNull(gpu.uuid)},
+      {"pci_bus_id", TextOrNull(gpu.pci_bus_id)},
+      {"name", TextOrNull(gpu.name)},
       {"healthy", gpu.healthy()},
       {"error", OrNull(gpu.health_error)},
       {"memory",

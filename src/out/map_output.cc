@@ -188,9 +188,9 @@ Json DeviceJson(const Inventory& inventory, const VisibleDevice& device) {
   return Json{{"cuda_ordinal", device.ordinal},
               {"gpu_index", device.gpu_index},
               {"mig_index", OrNull(device.mig_index)},
-              {"uuid", device.uuid},
-              {"pci_bus_id", facts.pci_bus_id},
-              {"name", facts.name},
+              {"uuid", TextOrNull(device.uuid)},
+              {"pci_bus_id", TextOrNull(facts.pci_bus_id)},
+              {"name", TextOrNull(facts.name)},
               {"token", device.token}};
 }
 
@@ -271,7 +271,7 @@ Json MapToJson(const MapView& view) {
   for (const DroppedEntry& entry : view.resolution.dropped) {
     dropped.push_back({{"position", entry.position},
                        {"token", entry.token},
-                       {"uuid", entry.uuid.empty() ? Json() : Json(entry.uuid)},
+                       {"uuid", TextOrNull(entry.uuid)},
                        {"reason", DropReasonId(entry.reason)},
                        {"detail", entry.detail}});
   }

@@ -27,6 +27,16 @@ run_status env CUDA_VISIBLE_DEVICES=2 "$GPUPIN" "${SIM[@]}" --json map
 expect_eq "$(jq -c '[.devices[] | .gpu_index]' <<<"$OUT")" "[2]" "map: CUDA_VISIBLE_DEVICES=2 is GPU 2"
 [[ $OUT != *"mixed models"* ]] || fail "map says the models are mixed: $OUT"
 
+# What NVML could not say about the lost GPU is null in JSON, not "".
+run_status "$GPUPIN" "${SIM[@]}" --json ls
+expect_eq "$(jq -c '.gpus[1] | [.uuid, .name, .pci_bus_id, .healthy]' <<<"$OUT")" "[null,null,null,false]" \
+  "ls --json, the lost GPU"
+run_status "$GPUPIN" "${SIM[@]}" --json map
+expect_eq "$(jq -c '[.devices[] | select(.gpu_index == 1) | .uuid, .name]' <<<"$OUT")" "[null,null]" \
+  "map --json, the lost GPU"
+run_status "$GPUPIN" "${SIM[@]}" --json slurm gres
+expect_eq "$(jq -c '[.left_out[] | .uuid]' <<<"$OUT")" "[null]" "slurm gres --json, the lost GPU"
+
 run_status "$GPUPIN" "${SIM[@]}" --json doctor
 expect_eq "$(jq -r '.findings[] | select(.check == "device_order") | .verdict' <<<"$OUT")" ok \
   "doctor's device order check"
