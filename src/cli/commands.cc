@@ -102,13 +102,6 @@ void AddGlobalOptionsReminder(CLI::App& command) {
   for (CLI::App* nested : command.get_subcommands({})) AddGlobalOptionsReminder(*nested);
 }
 
-std::string CommandList(const std::vector<CommandSpec>& commands) {
-  std::string text = "Commands:\n";
-  for (const CommandSpec& command : commands)
-    text += fmt::format("  {:<8}  {}\n", command.name, command.summary);
-  return text;
-}
-
 }  // namespace
 
 const std::vector<CommandSpec>& AllCommands() {
@@ -199,10 +192,10 @@ int Dispatch(int argc, char** argv) {
     AddGlobalOptionsReminder(*sub);
   }
   // Set after the commands exist: CLI11 copies a parent's footer into each
-  // new command, and the list of commands means nothing in a command's help.
+  // new command, where the exit codes are each command's own. CLI11 lists
+  // the commands itself, under "Subcommands:".
   app.footer(
-      CommandList(commands) +
-      "\nExit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
+      "Exit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
       "`run` exits with its command's status.");
   // For run and docker, everything after the first "--" is the user's
   // command, passed through untouched (CLI11 would otherwise let an option

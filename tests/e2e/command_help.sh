@@ -4,16 +4,17 @@
 source "$(dirname "$0")/lib.sh"
 run_status "$GPUPIN" --help
 expect_eq "$STATUS" 0 "gpupin --help"
-expect_contains "$OUT" "Commands:" "the top-level help lists the commands"
-commands=$(sed -n '/^Commands:/,/^$/p' <<<"$OUT" | awk 'NR > 1 && NF { print $1 }')
+expect_contains "$OUT" "Subcommands:" "the top-level help lists the commands"
+commands=$(sed -n '/^Subcommands:/,/^$/p' <<<"$OUT" | awk 'NR > 1 && NF { print $1 }')
 expect_eq "$(wc -l <<<"$commands")" 11 "11 commands listed"
+expect_eq "$(grep -c '^  release ' <<<"$OUT")" 1 "each command listed once"
 for command in $commands; do
   run_status "$GPUPIN" "$command" --help
   expect_eq "$STATUS" 0 "gpupin $command --help"
   expect_contains "$OUT" "Usage: gpupin $command " "usage of $command"
   expect_contains "$OUT" "Global options, before or after the command: --json, --simulate FILE" \
     "global options reminder in $command --help"
-  [[ "$OUT" != *"Commands:"* ]] || fail "gpupin $command --help lists the commands"
+  [[ "$OUT" != *"  release "* ]] || fail "gpupin $command --help lists the commands"
 done
 run_status "$GPUPIN" slurm gres --help
 expect_contains "$OUT" "Global options, before or after the command" "a nested command too"
