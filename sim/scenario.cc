@@ -320,8 +320,9 @@ std::pair<int, int> ParseComputeCapability(const std::string& text, const std::s
   const char* end = text.data() + text.size();
   auto [e1, c1] = std::from_chars(text.data(), text.data() + dot, major);
   auto [e2, c2] = std::from_chars(text.data() + dot + 1, end, minor);
+  // Two digits each at most: a CUDA version becomes 1000 * major + 10 * minor.
   if (c1 != std::errc() || c2 != std::errc() || e1 != text.data() + dot || e2 != end || major < 1 ||
-      minor < 0)
+      major > 99 || minor < 0 || minor > 99)
     Fail(path, invalid);
   return {major, minor};
 }

@@ -123,6 +123,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{
             R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6","compute_capability":"86"}]})",
             "invalid compute capability '86'"},
+        BadCase{R"({"gpus":[],"cuda_driver_version":"44444412.3"})",
+                "invalid compute capability '44444412.3'"},  // 1000 * major overflowed an int
         BadCase{R"({"gpus":[],"errors":{"nvmlInit_v2":null}})",
                 "errors.nvmlInit_v2: expected a string"},
         BadCase{
