@@ -214,7 +214,6 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     GpuProcessFacts* processes = inventory ? &look->processes : nullptr;
     want_snapshot = true;
     look_again = false;
-    std::optional<std::string> job;  // the lease of the job we run in, once verified
     LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
     std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
     size_t waiters_ahead = 0;
@@ -239,8 +238,13 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       // env)"`), a request is served from the job's own cards and never
       // queues: behind others who wait for those very cards, held until the
       // job ends, it would wait for ever, and hold up the queue meanwhile.
+      // Read once per transaction: here inside a job, else only once the
+      // queue lets us choose (waiters behind others never read them).
+      std::optional<std::vector<Lease>> live;
+      const Lease* job = nullptr;  // the lease of the job we run in, once verified
       if (claimed_job && inventory) {
-        job = JobOfProcess(getpid(), claimed_job, txn.LiveLeases(facts),
+        live = txn.LiveLeases(facts);
+        job = JobOfProcess(getpid(), claimed_job, *live,
                            [&procfs](int pid) { return procfs.ParentOf(pid); });
       }
       Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts, stopped);
@@ -262,14 +266,16 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         waiters_ahead = place->ahead;
         watched.push_back(ahead->holder);
         if (ahead->waiter) watched.push_back(*ahead->waiter);
-        why_waiting = fmt::format("still {} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1),
-                                  place->ahead, place->head->user, place->head->request);
-        waiting_text = "waiting: " + why_waiting.substr(std::string_view("still ").size());
+        const std::string place_text =
+            fmt::format("{} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1), place->ahead,
+                        place->head->user, place->head->request);
+        why_waiting = "still " + place_text;
+        waiting_text = "waiting: " + place_text;
         return Ok{};
       }
       if (!inventory) return Ok{};  // free to choose, without a snapshot: take one first
-      std::vector<Lease> live = txn.LiveLeases(facts);
-      for (const Lease& lease : live) {
+      if (!live) live = txn.LiveLeases(facts);
+      for (const Lease& lease : *live) {
         watched.push_back(lease.holder);
         // A reservation also ends when its job's process appears on the card
         // or at its deadline: neither is an event, so look again soon. Soon:
@@ -277,22 +283,20 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         // poll would otherwise leave its card reserved until the deadline.
         if (lease.is_reservation()) reserved = true;
       }
-      AttributeToLeases(*processes, live, [&procfs](int pid) { return procfs.ParentOf(pid); });
+      AttributeToLeases(*processes, *live, [&procfs](int pid) { return procfs.ParentOf(pid); });
       watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
       unwatchable = unwatchable || processes->unwatchable;
       PolicyInput input;
       input.gpus = inventory->gpus;
       input.topology = inventory->topology;
-      input.live_leases = live;
+      input.live_leases = *live;
       input.process_owners = processes->owners;
-      input.caller = {uid, UserName(uid), job};
+      input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt};
       input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility);
       if (allowed_by) input.allowed_by = *allowed_by;
       if (job) {
-        const auto held = std::find_if(live.begin(), live.end(),
-                                       [&](const Lease& lease) { return lease.id == *job; });
-        input.allowed_gpu_indices = JobGpuIndices(*inventory, *held, input.allowed_gpu_indices);
-        input.allowed_by = "job " + *job + " (GPUPIN_LEASE_ID)";
+        input.allowed_gpu_indices = JobGpuIndices(*inventory, *job, input.allowed_gpu_indices);
+        input.allowed_by = "job " + job->id + " (GPUPIN_LEASE_ID)";
       }
       input.request = request.request;
       input.format_clock = FormatLocalHourMinute;
@@ -311,7 +315,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         }
         if (job) {
           why_waiting = Blockers(selection.error().message);
-          waiting_text = "waiting for a card of job " + *job + "; " + why_waiting;
+          waiting_text = "waiting for a card of job " + job->id + "; " + why_waiting;
           return Ok{};
         }
         if (Status joined = join_queue(txn); !joined.ok()) return joined;

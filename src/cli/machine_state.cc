@@ -71,18 +71,15 @@ void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_le
   }
 }
 
-std::optional<std::string> JobOfProcess(int pid, const std::optional<std::string>& claimed,
-                                        const std::vector<Lease>& live_leases,
-                                        const ParentOf& parent_of) {
-  if (!claimed) return std::nullopt;
+const Lease* JobOfProcess(int pid, const std::optional<std::string>& claimed,
+                          const std::vector<Lease>& live_leases, const ParentOf& parent_of) {
+  if (!claimed) return nullptr;
   auto lease = std::find_if(live_leases.begin(), live_leases.end(),
                             [&](const Lease& l) { return l.id == *claimed; });
-  if (lease == live_leases.end() || lease->container_id || lease->holder.pid <= 0)
-    return std::nullopt;
+  if (lease == live_leases.end() || lease->container_id || lease->holder.pid <= 0) return nullptr;
   const int holder = lease->holder.pid;
-  if (!NearestAncestor(pid, parent_of, [holder](int p) { return p == holder; }))
-    return std::nullopt;
-  return lease->id;
+  if (!NearestAncestor(pid, parent_of, [holder](int p) { return p == holder; })) return nullptr;
+  return &*lease;
 }
 
 }  // namespace gpupin

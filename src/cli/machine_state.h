@@ -54,8 +54,8 @@ void AttributeToLeases(GpuProcessFacts& facts, const std::vector<Lease>& live_le
 // process or its ancestor (a job's process that execs gpupin is the holder). A variable copied from
 // elsewhere, or naming a lease whose holder is not up the caller's tree, or a container's, names
 // nothing: it would let anyone pass over another job's lease.
-std::optional<std::string> JobOfProcess(int pid, const std::optional<std::string>& claimed,
-                                        const std::vector<Lease>& live_leases,
-                                        const ParentOf& parent_of);
+// Points into `live_leases`; null when the process runs in no job.
+const Lease* JobOfProcess(int pid, const std::optional<std::string>& claimed,
+                          const std::vector<Lease>& live_leases, const ParentOf& parent_of);
 
 }  // namespace gpupin

@@ -26,13 +26,13 @@ TEST(JobOfProcess, OnlyALiveLeaseHeldUpTheCallersTreeIsItsJob) {
   Lease container = HeldBy("container", 45);
   container.container_id = std::string(64, 'a');
   std::vector<Lease> live = {HeldBy("outer", 40), HeldBy("elsewhere", 50), container};
-  EXPECT_EQ(JobOfProcess(41, "outer", live, parent_of), "outer");
-  EXPECT_EQ(JobOfProcess(41, std::nullopt, live, parent_of), std::nullopt);
-  EXPECT_EQ(JobOfProcess(41, "elsewhere", live, parent_of), std::nullopt) << "not an ancestor";
-  EXPECT_EQ(JobOfProcess(41, "gone", live, parent_of), std::nullopt) << "no such live lease";
-  EXPECT_EQ(JobOfProcess(41, "container", live, parent_of), std::nullopt);
-  EXPECT_EQ(JobOfProcess(40, "outer", live, parent_of), "outer") << "the holder itself";
-  EXPECT_EQ(JobOfProcess(50, "outer", live, parent_of), std::nullopt) << "another tree";
+  EXPECT_EQ(JobOfProcess(41, "outer", live, parent_of), &live[0]);
+  EXPECT_EQ(JobOfProcess(41, std::nullopt, live, parent_of), nullptr);
+  EXPECT_EQ(JobOfProcess(41, "elsewhere", live, parent_of), nullptr) << "not an ancestor";
+  EXPECT_EQ(JobOfProcess(41, "gone", live, parent_of), nullptr) << "no such live lease";
+  EXPECT_EQ(JobOfProcess(41, "container", live, parent_of), nullptr);
+  EXPECT_EQ(JobOfProcess(40, "outer", live, parent_of), &live[0]) << "the holder itself";
+  EXPECT_EQ(JobOfProcess(50, "outer", live, parent_of), nullptr) << "another tree";
 }
 
 TEST(AttributeToLeases, AProcessBelongsToTheNearestHolderAmongItselfAndItsAncestors) {
