@@ -3,6 +3,7 @@
 // keeps the promises of sys/procfs_parse.h.
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "sys/procfs_parse.h"
@@ -32,6 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string cmdline = ParseCmdline(text);
   Check(cmdline.size() <= text.size());
   Check(cmdline.find('\0') == std::string::npos);
+  // The arguments, put back together, are the file up to its padding.
+  std::string rejoined;
+  for (const std::string& argument : ParseArgv(text)) {
+    Check(argument.find('\0') == std::string::npos);
+    rejoined += argument + '\0';
+  }
+  std::string_view unpadded = text.substr(0, text.find_last_not_of('\0') + 1);
+  Check(rejoined == std::string(unpadded) + (unpadded.empty() ? "" : std::string(1, '\0')));
 
   for (const auto& [name, value] : ParseEnviron(text)) {
     Check(!name.empty());

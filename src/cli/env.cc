@@ -43,7 +43,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
     if (!ttl.ok()) return ttl.error().WithContext("--ttl");
     request->reservation_ttl_ms = *ttl;
   }
-  int pid = options.for_pid.value_or(SkipForkedSubshells(world.procfs(), getppid()));
+  int pid = options.for_pid.value_or(ReservationHolder(world.procfs(), getpid(), getppid()));
   Result<ProcessIdentity> holder = IdentifyProcess(world, pid);
   if (!holder.ok()) return holder.error().WithContext("--for");
   request->holder = *holder;

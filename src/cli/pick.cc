@@ -25,11 +25,12 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   if (!request.ok()) return request.error();
   Result<int64_t> ttl = ParseDurationMs(options.ttl);
   if (!ttl.ok()) return ttl.error().WithContext("--ttl");
-  // The reservation belongs to the shell that runs `$(gpupin pick)` (not
-  // the command substitution's own short-lived copy of it): it ends when
-  // that shell ends, when the job's process appears, or at the TTL.
+  // The reservation belongs to the shell that runs `$(gpupin pick)`, not
+  // to the command substitution's short-lived copy of it nor to a `timeout`
+  // or `sh -c` that only runs gpupin: it ends when that shell ends, when the
+  // job's process appears, or at the TTL.
   Result<ProcessIdentity> holder =
-      IdentifyProcess(world, SkipForkedSubshells(world.procfs(), getppid()));
+      IdentifyProcess(world, ReservationHolder(world.procfs(), getpid(), getppid()));
   if (!holder.ok()) return holder.error();
   request->holder = *holder;
   request->command = "pick (reserved for the next job)";

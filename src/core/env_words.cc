@@ -20,7 +20,9 @@ bool IsValidName(std::string_view name) {
 
 Error UsageError(std::string message) { return MakeError(ExitCode::kUsage, std::move(message)); }
 
-Result<std::vector<std::string>> SplitWords(std::string_view text) {
+}  // namespace
+
+Result<std::vector<std::string>> SplitShellWords(std::string_view text) {
   std::vector<std::string> words;
   std::string word;
   bool in_word = false;
@@ -38,7 +40,7 @@ Result<std::vector<std::string>> SplitWords(std::string_view text) {
     if (c == '\'') {
       size_t close = text.find('\'', i + 1);
       if (close == std::string_view::npos)
-        return UsageError(fmt::format("--env: unterminated ' in '{}'", text));
+        return UsageError(fmt::format("unterminated ' in '{}'", text));
       word.append(text.substr(i + 1, close - i - 1));
       i = close + 1;
     } else if (c == '"') {
@@ -48,7 +50,7 @@ Result<std::vector<std::string>> SplitWords(std::string_view text) {
           ++i;
         word += text[i++];
       }
-      if (i >= text.size()) return UsageError(fmt::format("--env: unterminated \" in '{}'", text));
+      if (i >= text.size()) return UsageError(fmt::format("unterminated \" in '{}'", text));
       ++i;
     } else if (c == '\\' && i + 1 < text.size()) {
       word += text[i + 1];
@@ -62,11 +64,9 @@ Result<std::vector<std::string>> SplitWords(std::string_view text) {
   return words;
 }
 
-}  // namespace
-
 Result<std::map<std::string, std::string>> ParseEnvWords(std::string_view text) {
-  Result<std::vector<std::string>> words = SplitWords(text);
-  if (!words.ok()) return words.error();
+  Result<std::vector<std::string>> words = SplitShellWords(text);
+  if (!words.ok()) return words.error().WithContext("--env");
   std::map<std::string, std::string> environment;
   for (const std::string& word : *words) {
     size_t equals = word.find('=');

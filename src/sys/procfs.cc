@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "core/process_tree.h"
+#include "core/wrapper_command.h"
 
 namespace gpupin {
 namespace {
@@ -70,6 +71,12 @@ std::optional<std::string> ProcFs::Cmdline(int pid) const {
   return ParseCmdline(file.text);
 }
 
+std::optional<std::vector<std::string>> ProcFs::Argv(int pid) const {
+  FileText file = ReadProcFile(fmt::format("{}/{}/cmdline", root_, pid));
+  if (file.error != 0) return std::nullopt;
+  return ParseArgv(file.text);
+}
+
 Result<std::map<std::string, std::string>> ProcFs::Environ(int pid) const {
   FileText file = ReadProcFile(fmt::format("{}/{}/environ", root_, pid));
   if (file.error == EACCES || file.error == EPERM) {
@@ -115,13 +122,19 @@ bool ProcFs::DescendsFrom(int pid, int ancestor) const {
       .has_value();
 }
 
-int SkipForkedSubshells(const ProcFs& procfs, int pid) {
+int ReservationHolder(const ProcFs& procfs, int self, int parent) {
+  int pid = parent;
+  std::optional<std::vector<std::string>> child = procfs.Argv(self);
   // Bounded: a fake or racing tree could contain a cycle.
   for (int steps = 0; steps < 64; ++steps) {
     std::optional<ProcessStat> stat = procfs.Stat(pid);
     if (!stat || stat->ppid <= 1 || stat->ppid == pid) return pid;
-    std::optional<std::string> own = procfs.Cmdline(pid);
-    if (!own || own != procfs.Cmdline(stat->ppid)) return pid;
+    std::optional<std::vector<std::string>> own = procfs.Argv(pid);
+    if (!own) return pid;
+    bool forked_copy = own == procfs.Argv(stat->ppid);
+    bool wrapper = child && OnlyRunsCommand(*own, *child);
+    if (!forked_copy && !wrapper) return pid;
+    child = std::move(own);
     pid = stat->ppid;
   }
   return pid;

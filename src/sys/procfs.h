@@ -21,6 +21,7 @@ class ProcFs {
   std::optional<ProcessStat> Stat(int pid) const;
   std::optional<uint32_t> Uid(int pid) const;         // real uid from status
   std::optional<std::string> Cmdline(int pid) const;  // args joined by spaces
+  std::optional<std::vector<std::string>> Argv(int pid) const;
   // Environment of a process; an Error that says why when unreadable
   // (another user's process without root: EACCES).
   Result<std::map<std::string, std::string>> Environ(int pid) const;
@@ -53,12 +54,17 @@ std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid);
 // or by a debugger (t). It runs no code of its own until continued.
 bool ProcessStopped(const ProcFs& procfs, int pid);
 
-// The shell a `$(gpupin pick)` or `eval "$(gpupin env)"` belongs to, from
-// gpupin's parent `pid`: a command substitution or `( ... )` runs in a forked
-// copy of the shell (same command line as its parent) that exits as soon as
-// gpupin's output is read, so a reservation held by it would end at once.
-// Walks up past such copies; `pid` itself when its parent differs.
-int SkipForkedSubshells(const ProcFs& procfs, int pid);
+// The process that a reservation made by process `self` (a `gpupin pick`
+// or `gpupin env`, whose parent is `parent`) belongs to: the shell or
+// program that will start the job. Walks up from `parent` past processes
+// that end as soon as gpupin's output is read, since a reservation held by
+// one of them would end at once:
+// - forked copies of a shell (same command line as their parent), which run
+//   a command substitution `$(...)` or a `( ... )`;
+// - wrappers that only run their child's command (core/wrapper_command):
+//   `timeout 30 gpupin pick`, `sudo gpupin pick`, `sh -c 'gpupin pick'`.
+// `parent` itself when it is none of these.
+int ReservationHolder(const ProcFs& procfs, int self, int parent);
 
 // Name of a uid from the password database, or the number as text.
 std::string UserName(uint32_t uid);

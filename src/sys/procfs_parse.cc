@@ -1,5 +1,7 @@
 #include "sys/procfs_parse.h"
 
+#include <fmt/ranges.h>
+
 #include <charconv>
 #include <vector>
 
@@ -86,13 +88,15 @@ std::optional<uint32_t> ParseStatusUid(std::string_view text) {
   return ParseNumber<uint32_t>(fields[0]);
 }
 
-std::string ParseCmdline(std::string_view text) {
+std::vector<std::string> ParseArgv(std::string_view text) {
   while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-  std::string joined(text);
-  for (char& c : joined) {
-    if (c == '\0') c = ' ';
-  }
-  return joined;
+  std::vector<std::string> argv;
+  while (!text.empty()) argv.emplace_back(NextPiece(text, '\0'));
+  return argv;
+}
+
+std::string ParseCmdline(std::string_view text) {
+  return fmt::format("{}", fmt::join(ParseArgv(text), " "));
 }
 
 std::map<std::string, std::string> ParseEnviron(std::string_view text) {

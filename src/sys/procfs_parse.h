@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpupin {
 
@@ -29,7 +30,11 @@ std::optional<ProcessStat> ParseStat(int pid, std::string_view text);
 // The real uid (first number of the "Uid:" line) of /proc/PID/status.
 std::optional<uint32_t> ParseStatusUid(std::string_view text);
 
-// /proc/PID/cmdline: the NUL-separated arguments joined by spaces.
+// /proc/PID/cmdline: the NUL-separated arguments (trailing empty ones are
+// dropped: the kernel's padding cannot be told from them).
+std::vector<std::string> ParseArgv(std::string_view text);
+
+// /proc/PID/cmdline: the arguments joined by spaces, for display.
 std::string ParseCmdline(std::string_view text);
 
 // /proc/PID/environ: NUL-separated NAME=value entries. Entries without a

@@ -123,25 +123,39 @@ TEST(ProcFsFake, DescendsFromFollowsParentsAndSurvivesCycles) {
   EXPECT_FALSE(fs.ParentOf(99).has_value());
 }
 
-TEST(ProcFsFake, SkipForkedSubshellsStopsAtTheFirstDifferentCommand) {
+TEST(ProcFsFake, ReservationHolderSkipsForkedSubshellsAndWrappers) {
   TempDir proc;
   auto process = [&](int pid, int ppid, const std::string& cmdline) {
     proc.Write(std::to_string(pid) + "/stat", StatLine(pid, "p", ppid, 1));
     proc.Write(std::to_string(pid) + "/cmdline", cmdline);
   };
-  process(10, 1, std::string("sshd\0", 5));
-  process(11, 10, std::string("bash\0", 5));
-  process(12, 11, std::string("bash\0./job.sh\0", 14));  // the script
-  process(13, 12, std::string("bash\0./job.sh\0", 14));  // ( ... )
-  process(14, 13, std::string("bash\0./job.sh\0", 14));  // $( ... )
-  process(20, 21, "loop");
-  process(21, 20, "loop");
+  using namespace std::string_literals;
+  process(10, 1, "sshd\0"s);
+  process(11, 10, "bash\0"s);
+  process(12, 11, "bash\0./job.sh\0"s);  // the script
+  process(13, 12, "bash\0./job.sh\0"s);  // ( ... )
+  process(14, 13, "bash\0./job.sh\0"s);  // $( ... )
+  process(15, 14, "gpupin\0pick\0"s);
+  // x=$(timeout 30 sh -c 'gpupin pick') in the script
+  process(16, 14,
+          "timeout\0"
+          "30\0sh\0-c\0gpupin pick\0"s);
+  process(17, 16, "sh\0-c\0gpupin pick\0"s);
+  process(18, 17, "gpupin\0pick\0"s);
+  // A wrapper of something else is the holder.
+  process(19, 12,
+          "timeout\0"
+          "30\0./other.sh\0"s);
+  process(20, 21, "loop\0"s);
+  process(21, 20, "loop\0"s);
+  process(22, 20, "gpupin\0pick\0"s);
   ProcFs fs(proc.path());
-  EXPECT_EQ(SkipForkedSubshells(fs, 14), 12);
-  EXPECT_EQ(SkipForkedSubshells(fs, 12), 12);
-  EXPECT_EQ(SkipForkedSubshells(fs, 11), 11);
-  EXPECT_EQ(SkipForkedSubshells(fs, 99), 99);
-  int looped = SkipForkedSubshells(fs, 20);
+  EXPECT_EQ(ReservationHolder(fs, 15, 14), 12);
+  EXPECT_EQ(ReservationHolder(fs, 18, 17), 12);
+  EXPECT_EQ(ReservationHolder(fs, 12, 11), 11);
+  EXPECT_EQ(ReservationHolder(fs, 15, 19), 19);
+  EXPECT_EQ(ReservationHolder(fs, 98, 99), 99) << "an unreadable parent is the holder";
+  int looped = ReservationHolder(fs, 22, 20);
   EXPECT_TRUE(looped == 20 || looped == 21);
 }
 
