@@ -82,9 +82,9 @@ Result<Scenario> LoadFromEnv() {
   return LoadScenario(*path);
 }
 
-std::vector<Device> Enumerate(const Scenario& s) {
+std::vector<Device> Enumerate(const Scenario& s, const Resolution& resolution) {
   std::vector<Device> devices;
-  for (const VisibleDevice& v : ResolveCudaDevices(s, VisibilityEnvFromProcess()).visible) {
+  for (const VisibleDevice& v : resolution.visible) {
     const SimGpu& gpu = s.gpus[v.gpu_index];
     Device d{v.uuid, gpu.uuid, gpu.name.value_or(""), ""};
     if (gpu.pci)
@@ -113,7 +113,12 @@ CUresult Init(unsigned flags) {
                ? CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
                : CUDA_ERROR_NO_DEVICE;
   }
-  st.devices = Enumerate(*scenario);
+  const Resolution resolution = ResolveCudaDevices(*scenario, VisibilityEnvFromProcess());
+  // Like the real driver (580): a device named twice fails cuInit outright.
+  if (std::any_of(resolution.dropped.begin(), resolution.dropped.end(),
+                  [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; }))
+    return CUDA_ERROR_INVALID_DEVICE;
+  st.devices = Enumerate(*scenario, resolution);
   // Like the real driver: a process that sees no device cannot initialise.
   if (st.devices.empty()) return CUDA_ERROR_NO_DEVICE;
   st.initialised = true;

@@ -171,7 +171,31 @@ def check_run(out_path, err_path, target):
     say("PASS" if verdict.startswith("verified") else "FAIL", "c", f"--verify: {verdict}")
 
 
+def check_cuda_visible(map_path, value):
+    """One CUDA_VISIBLE_DEVICES value: gpupin's model against the driver."""
+    shown = repr(value)
+    try:
+        result = load_json(map_path)
+    except (OSError, ValueError) as error:
+        say("FAIL", "f", f"{shown}: no JSON from gpupin map --probe ({error})")
+        return
+    probe = result.get("probe") or {}
+    model = [d["uuid"] for d in result["devices"]]
+    driver = [d["uuid"] for d in probe.get("devices", [])]
+    dropped = ",".join(d["reason"] for d in result["dropped"]) or "none"
+    if probe.get("agree") is True:
+        say("PASS", "f", f"{shown}: model and CUDA agree: {len(model)} device(s), "
+            f"status {probe.get('status')}, dropped: {dropped}")
+    elif probe.get("agree") is False:
+        say("FAIL", "f", f"{shown}: model {model} (dropped: {dropped}), CUDA {driver} "
+            f"(status {probe.get('status')}): {'; '.join(probe.get('differences', []))}")
+    else:
+        say("FAIL", "f", f"{shown}: the driver gave no answer: status {probe.get('status')}, "
+            f"{probe.get('detail')}")
+
+
 if __name__ == "__main__":
     checks = {"ls": check_ls, "memory": check_memory, "seen": check_seen,
-              "process": check_process, "run": check_run}
+              "process": check_process, "run": check_run,
+              "cuda_visible": check_cuda_visible}
     checks[sys.argv[1]](*sys.argv[2:])

@@ -62,6 +62,20 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// A UUID entry as the driver compares it (seen with driver 580): GPU- and
+// MIG- both merely mark a UUID, case and dashes do not matter, and digits
+// beyond a UUID's 32 are ignored. Any other character stays and matches no
+// device.
+std::string UuidDigits(std::string_view uuid) {
+  constexpr size_t kUuidDigits = 32;
+  std::string digits;
+  for (char c : uuid.substr(4)) {
+    if (c != '-' && digits.size() < kUuidDigits)
+      digits += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return digits;
+}
+
 // The runtime reads an index like strtoul: the leading digits count and the
 // rest is ignored. Saturates instead of overflowing; any such number is out of
 // range anyway.
@@ -204,15 +218,16 @@ std::string Quoted(std::string_view token) { return "`" + std::string(token) + "
 std::string InvalidTokenDetail(std::string_view token) {
   const std::string lower = Lower(token);
   if (token.empty()) return "empty entry: CUDA stops at the first invalid entry";
-  if (StartsWith(token, "-")) {
+  const bool signed_number = token.size() > 1 && (token[0] == '-' || token[0] == '+');
+  if (signed_number && IsDigit(token[1])) {
     return Quoted(token) +
            " is negative, hence invalid, and CUDA stops here (`-1` is the common way to hide "
            "every GPU)";
   }
-  if (StartsWith(token, "+")) {
+  if (signed_number) {
     return Quoted(token) +
-           " starts with a sign, not a digit: CUDA's reading of it is undocumented and gpupin "
-           "treats it as invalid, so the list ends here";
+           " has no digit right after its sign, so it is no index; CUDA stops at the first "
+           "invalid entry";
   }
   if (lower == "nodevfiles") {
     return "`NoDevFiles` is no CUDA keyword: older Slurm wrote it when a step got no GPU; CUDA "
@@ -234,24 +249,29 @@ EntryResult ResolveIndex(const std::vector<Gpu>& gpus, const CudaOrder& order,
     return Cut(DropReason::kInvalidToken,
                Quoted(token) +
                    " is a UUID in a list that began with an index: the first entry decides how "
-                   "the list is read (CUDA's own behaviour is undocumented), so the list ends "
-                   "here");
+                   "the list is read, so the list ends here");
   }
+  // Read as strtol reads it: one sign, then digits (the driver takes `+0`
+  // and `-0` as 0 and stops at `-1`; seen with driver 580).
+  const size_t sign = token[0] == '+' || token[0] == '-' ? 1 : 0;
   size_t digits = 0;
-  const uint64_t index = LeadingNumber(token, &digits);
-  if (digits == 0) return Cut(DropReason::kInvalidToken, InvalidTokenDetail(token));
+  const uint64_t index = LeadingNumber(token.substr(sign), &digits);
+  if (digits == 0 || (token[0] == '-' && index != 0))
+    return Cut(DropReason::kInvalidToken, InvalidTokenDetail(token));
+  const std::string number(token.substr(sign, digits));
   if (index >= gpus.size()) {
-    return Cut(DropReason::kNoSuchIndex, "index " + std::string(token.substr(0, digits)) +
-                                             " but only " + std::to_string(gpus.size()) + " GPU" +
-                                             (gpus.size() == 1 ? "" : "s") +
-                                             "; CUDA stops at the first invalid entry");
+    return Cut(DropReason::kNoSuchIndex,
+               "index " + number + " but only " + std::to_string(gpus.size()) + " GPU" +
+                   (gpus.size() == 1 ? "" : "s") + "; CUDA stops at the first invalid entry");
   }
-  if (digits < token.size()) {
-    const bool range = token[digits] == '-';
-    notes->push_back("entry " + Quoted(token) + " is read as index " +
-                     std::string(token.substr(0, digits)) +
+  if (sign + digits < token.size()) {
+    const bool range = token[sign + digits] == '-';
+    notes->push_back("entry " + Quoted(token) + " is read as index " + number +
                      (range ? ": CUDA_VISIBLE_DEVICES has no ranges, CUDA reads the leading digits"
                             : ": CUDA reads the leading digits and ignores the rest"));
+  } else if (sign) {
+    notes->push_back("entry " + Quoted(token) + " is read as index " + number +
+                     ": CUDA reads a sign before the digits");
   }
   return DeviceForGpu(gpus, order.positions[index]);
 }
@@ -303,17 +323,19 @@ EntryResult ResolveUuid(const std::vector<Gpu>& gpus, std::string_view token) {
     return Cut(DropReason::kInvalidToken,
                Quoted(token) +
                    " is not a UUID in a list that began with a UUID: the first entry decides how "
-                   "the list is read (CUDA's own behaviour is undocumented), so the list ends "
-                   "here");
+                   "the list is read, so the list ends here");
   }
+  if (StartsWith(token, "MIG-GPU-")) return ResolveOldMigForm(gpus, token);
   // Every prefix that names exactly one device is accepted, as CUDA does for
   // "enough digits from the beginning of the GPU UUID".
+  const std::string digits = UuidDigits(token);
+  if (digits.empty()) {
+    return Cut(DropReason::kInvalidToken,
+               Quoted(token) + " has no UUID digits; CUDA stops at the first invalid entry");
+  }
   std::vector<DeviceRef> matches;
-  std::vector<DeviceRef> case_insensitive;
-  const std::string lower = Lower(token);
   auto consider = [&](const std::string& uuid, DeviceRef ref) {
-    if (StartsWith(uuid, token)) matches.push_back(ref);
-    if (StartsWith(Lower(uuid), lower)) case_insensitive.push_back(ref);
+    if (IsUuidEntry(uuid) && UuidDigits(uuid).starts_with(digits)) matches.push_back(ref);
   };
   for (size_t g = 0; g < gpus.size(); ++g) {
     consider(gpus[g].uuid, {g, std::nullopt});
@@ -327,13 +349,8 @@ EntryResult ResolveUuid(const std::vector<Gpu>& gpus, std::string_view token) {
                    " UUIDs; use more digits. CUDA stops at the first invalid entry");
   }
   if (matches.empty()) {
-    if (StartsWith(token, "MIG-GPU-")) return ResolveOldMigForm(gpus, token);
-    std::string detail = Quoted(token) + " names no GPU or MIG instance on this machine";
-    if (case_insensitive.size() == 1) {
-      detail += " (it matches " + UuidOf(gpus, case_insensitive[0]) +
-                " only when ignoring case, which CUDA is not documented to do)";
-    }
-    return Cut(DropReason::kNoSuchUuid, detail + "; CUDA stops here");
+    return Cut(DropReason::kNoSuchUuid,
+               Quoted(token) + " names no GPU or MIG instance on this machine; CUDA stops here");
   }
   if (matches[0].mig) return {EntryResult::Kind::kDevice, matches[0], {}, {}};
   return DeviceForGpu(gpus, matches[0].gpu);
@@ -482,9 +499,9 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
         if ((integer_mode && IsUuidEntry(token)) ||
             (!integer_mode && !token.empty() && !IsUuidEntry(token))) {
           result.notes.emplace_back(
-              "the list mixes indices and UUIDs; CUDA's handling of that is undocumented. "
-              "gpupin reads it as PyTorch does: the first entry decides, and the first entry of "
-              "the other kind ends the list");
+              "the list mixes indices and UUIDs: the first entry decides how the list is read, "
+              "and the first entry of the other kind ends it (undocumented; seen with driver "
+              "580, as PyTorch reads it)");
         }
         result.dropped.push_back(Drop(position, token, "", entry.reason, entry.detail));
         cut_at = i;
@@ -504,7 +521,8 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
             Drop(position, token, UuidOf(gpus, entry.ref), DropReason::kDuplicate,
                  Describe(gpus, entry.ref) + " is named again (first by entry " +
                      std::to_string(earlier->position) + ", " + Quoted(earlier->token) +
-                     "): a repeated device makes CUDA enumerate no device at all"));
+                     "): a repeated device makes cuInit fail with CUDA_ERROR_INVALID_DEVICE, so no "
+                     "CUDA call works"));
         continue;
       }
       candidates.push_back({position, token, entry.ref});
@@ -523,8 +541,9 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
       }
       candidates.clear();
       result.notes.emplace_back(
-          "a device is named twice in CUDA_VISIBLE_DEVICES: CUDA then enumerates no device at all "
-          "(PyTorch relies on this; NVIDIA does not document it)");
+          "a device is named twice in CUDA_VISIBLE_DEVICES: cuInit then fails with "
+          "CUDA_ERROR_INVALID_DEVICE (101) and a program sees no device (seen with driver 580; "
+          "NVIDIA does not document it)");
     }
   }
   ApplyMigRule(gpus, candidates, &result);

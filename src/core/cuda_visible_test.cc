@@ -152,10 +152,18 @@ TEST(CudaVisibleTest, MinusOneFirstHidesEverything) {
   EXPECT_THAT(Reasons(r), ElementsAre(DropReason::kInvalidToken));
 }
 
-TEST(CudaVisibleTest, SignedIndexIsInvalid) {
-  const Resolution r = ResolveVisibleDevices(FourA100(), Cvd("0,+1"));
-  EXPECT_THAT(Indices(r), ElementsAre(0));
-  EXPECT_THAT(r.dropped[0].detail, HasSubstr("undocumented"));
+TEST(CudaVisibleTest, SignedIndexIsReadAsStrtolReadsIt) {
+  Resolution r = ResolveVisibleDevices(FourA100(), Cvd("+1,-0,3"));
+  EXPECT_THAT(Indices(r), ElementsAre(1, 0, 3));
+  EXPECT_THAT(AllNotes(r), HasSubstr("a sign before the digits"));
+  for (const char* value : {"0,-1,2", "0,+ 1,2", "0,++1,2", "0,-,2"}) {
+    r = ResolveVisibleDevices(FourA100(), Cvd(value));
+    EXPECT_THAT(Indices(r), ElementsAre(0)) << value;
+    EXPECT_THAT(Reasons(r), ElementsAre(DropReason::kInvalidToken, DropReason::kAfterInvalid))
+        << value;
+  }
+  r = ResolveVisibleDevices(FourA100(), Cvd("+ 1"));
+  EXPECT_THAT(r.dropped[0].detail, HasSubstr("no digit right after its sign"));
 }
 
 TEST(CudaVisibleTest, NoDevFilesIsAnOldSlurmValueAndInvalid) {
@@ -190,7 +198,7 @@ TEST(CudaVisibleTest, DuplicateIndexLeavesNoDevice) {
   EXPECT_THAT(Reasons(r), ElementsAre(DropReason::kListVoided, DropReason::kListVoided,
                                       DropReason::kDuplicate, DropReason::kListVoided));
   EXPECT_THAT(r.dropped[2].detail, HasSubstr("first by entry 0"));
-  EXPECT_THAT(AllNotes(r), HasSubstr("no device at all"));
+  EXPECT_THAT(AllNotes(r), HasSubstr("CUDA_ERROR_INVALID_DEVICE"));
 }
 
 TEST(CudaVisibleTest, DuplicateByUuidAndPrefixLeavesNoDevice) {
@@ -216,18 +224,40 @@ TEST(CudaVisibleTest, FullUuidAndUniquePrefix) {
 }
 
 TEST(CudaVisibleTest, AmbiguousPrefixCutsTheList) {
-  const std::vector<Gpu> gpus = FourA100();
-  const Resolution r = ResolveVisibleDevices(gpus, Cvd("GPU-22,GPU-,GPU-33"));
-  EXPECT_THAT(Indices(r), ElementsAre(2));
+  std::vector<Gpu> gpus = FourA100();
+  gpus[3].uuid = "GPU-22bbbbbb-1111-2222-3333-444444444443";
+  const Resolution r = ResolveVisibleDevices(gpus, Cvd("GPU-00,GPU-22,GPU-11"));
+  EXPECT_THAT(Indices(r), ElementsAre(0));
   EXPECT_THAT(Reasons(r), ElementsAre(DropReason::kAmbiguousUuid, DropReason::kAfterInvalid));
-  EXPECT_THAT(r.dropped[0].detail, HasSubstr("start of 4 UUIDs"));
+  EXPECT_THAT(r.dropped[0].detail, HasSubstr("start of 2 UUIDs"));
 }
 
-TEST(CudaVisibleTest, UnknownUuidCutsAndMentionsCaseOnlyMatches) {
-  const Resolution r = ResolveVisibleDevices(FourA100(), Cvd("GPU-00AAAA,GPU-11"));
+TEST(CudaVisibleTest, APrefixWithoutDigitsIsInvalid) {
+  const Resolution r = ResolveVisibleDevices({MakeGpu(0)}, Cvd("GPU-"));
   EXPECT_THAT(r.visible, IsEmpty());
-  EXPECT_THAT(Reasons(r), ElementsAre(DropReason::kNoSuchUuid, DropReason::kAfterInvalid));
-  EXPECT_THAT(r.dropped[0].detail, HasSubstr("only when ignoring case"));
+  EXPECT_THAT(Reasons(r), ElementsAre(DropReason::kInvalidToken));
+  EXPECT_THAT(r.dropped[0].detail, HasSubstr("no UUID digits"));
+}
+
+// What driver 580 (CUDA 13.0) accepted for a GPU's UUID, bench/gpu/check.sh (f).
+TEST(CudaVisibleTest, UuidsMatchIgnoringCaseDashesPrefixKindAndExtraDigits) {
+  const std::vector<Gpu> gpus = FourA100();
+  for (const std::string& value :
+       {std::string("GPU-22AAAAAA-1111-2222-3333-444444444442"),
+        std::string("GPU-22aaaaaa111122223333444444444442"), std::string("MIG-22aaaa"),
+        gpus[2].uuid + "0", std::string("GPU-2-2")}) {
+    const Resolution r = ResolveVisibleDevices(gpus, Cvd(value));
+    EXPECT_THAT(Indices(r), ElementsAre(2)) << value;
+    EXPECT_THAT(r.dropped, IsEmpty()) << value;
+  }
+}
+
+TEST(CudaVisibleTest, UnknownUuidCutsTheList) {
+  for (const char* value : {"GPU-22aaax,GPU-11", "GPU-99,GPU-11", "gpu-22aa,GPU-11"}) {
+    const Resolution r = ResolveVisibleDevices(FourA100(), Cvd(value));
+    EXPECT_THAT(r.visible, IsEmpty()) << value;
+    EXPECT_THAT(r.dropped.back().reason, DropReason::kAfterInvalid) << value;
+  }
 }
 
 TEST(CudaVisibleTest, FirstEntryDecidesTheParseMode) {

@@ -60,7 +60,16 @@ std::string DescribeCudaError(int code) {
 
 ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) {
   ProbeComparison comparison;
-  if (probe.status != ProbeStatus::kOk && probe.status != ProbeStatus::kNoDevice) {
+  // A device named twice makes cuInit fail with CUDA_ERROR_INVALID_DEVICE
+  // (seen with driver 580, CUDA 13.0): the driver's answer to a list the
+  // model voids, zero devices, rather than a failure to answer.
+  constexpr int kCudaErrorInvalidDevice = 101;
+  const bool refused_repeated_device =
+      probe.status == ProbeStatus::kInitFailed && probe.cuda_error == kCudaErrorInvalidDevice &&
+      std::any_of(model.dropped.begin(), model.dropped.end(),
+                  [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; });
+  if (probe.status != ProbeStatus::kOk && probe.status != ProbeStatus::kNoDevice &&
+      !refused_repeated_device) {
     comparison.differences.push_back("the driver gave no answer to compare with: " + probe.detail);
     return comparison;
   }

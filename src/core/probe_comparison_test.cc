@@ -74,6 +74,25 @@ TEST(ProbeComparisonTest, NoDeviceAnswerAgreesWithAnEmptyModel) {
   EXPECT_FALSE(CompareProbe(Model({kA}), probe).agree);
 }
 
+// Driver 580 answers a repeated device with cuInit failing as
+// CUDA_ERROR_INVALID_DEVICE: zero devices, as the model says, for a list the
+// model voids; for any other list it is no answer.
+TEST(ProbeComparisonTest, InvalidDeviceAtInitAgreesWithAVoidedList) {
+  ProbeResult probe;
+  probe.status = ProbeStatus::kInitFailed;
+  probe.cuda_error = 101;
+  probe.detail = "cuInit: CUDA_ERROR_INVALID_DEVICE (101): invalid device ordinal";
+  Resolution voided = Model({});
+  voided.dropped.push_back({1, "0", kA, DropReason::kDuplicate, "named again"});
+  ProbeComparison c = CompareProbe(voided, probe);
+  EXPECT_TRUE(c.comparable);
+  EXPECT_TRUE(c.agree);
+  c = CompareProbe(Model({}), probe);
+  EXPECT_FALSE(c.comparable);
+  probe.cuda_error = 999;
+  EXPECT_FALSE(CompareProbe(voided, probe).comparable);
+}
+
 TEST(ProbeComparisonTest, NoAnswerIsNotComparable) {
   ProbeResult probe;
   probe.status = ProbeStatus::kUnavailable;

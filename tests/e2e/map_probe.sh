@@ -38,3 +38,8 @@ run_status "$GPUPIN" "${SIM[@]}" map --probe --env 'CUDA_VISIBLE_DEVICES='
 expect_contains "$OUT" "CUDA_ERROR_NO_DEVICE" "no device"
 expect_contains "$OUT" "model and driver agree" "no device on both sides"
 
+# A device named twice: cuInit fails with CUDA_ERROR_INVALID_DEVICE, as the
+# real driver 580 does (bench/gpu/check.sh (f)), which the model expects.
+run_status "$GPUPIN" "${SIM[@]}" --json map --probe --env 'CUDA_VISIBLE_DEVICES=1,01'
+expect_eq "$(jq -c '[.probe.status, .probe.cuda_error, .probe.agree, (.devices | length)]' <<<"$OUT")" \
+  '["init_failed",101,true,0]' "a repeated device: the driver refuses the list, as the model expects"
