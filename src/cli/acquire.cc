@@ -291,7 +291,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       input.topology = inventory->topology;
       input.live_leases = *live;
       input.process_owners = processes->owners;
-      input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt};
+      input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
+                      request.holder};
       input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility);
       if (allowed_by) input.allowed_by = *allowed_by;
       if (job) {

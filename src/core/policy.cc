@@ -416,6 +416,14 @@ class CardJudge {
   // exclusive requests only.
   std::optional<std::string> HeldByLease(const CardState& state) const {
     for (const Lease* lease : state.leases) {
+      if (lease->is_reservation() && lease->holder == input_.caller.holder) {
+        // A job that started and ended between two looks leaves no trace:
+        // the reservation holds until its TTL (a loop of short jobs).
+        return fmt::format(
+            "reserved for this same shell (pid {}) until {}; if the job it was for has ended: "
+            "gpupin release {}",
+            lease->holder.pid, describe_.Until(*lease), lease->id);
+      }
       if (lease->is_reservation()) {
         return fmt::format("reserved by {} until {}", describe_.Holder(*lease, false),
                            describe_.Until(*lease));

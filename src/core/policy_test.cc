@@ -297,6 +297,24 @@ INSTANTIATE_TEST_SUITE_P(
                      in.live_leases.push_back(lease);
                    },
                    false, "reserved by bob (pid 99) until 14:07"},
+        ReasonCase{"ReservationOfTheSameShell",
+                   [](PolicyInput& in) {
+                     Lease lease = MakeLease("r-1", {0}, 99, "dave");
+                     lease.reservation_deadline_unix_ms = k1405Utc + 2 * 60000;
+                     in.live_leases.push_back(lease);
+                     in.caller.holder = lease.holder;
+                   },
+                   false,
+                   "reserved for this same shell (pid 99) until 14:07; if the job it was for has "
+                   "ended: gpupin release r-1"},
+        ReasonCase{"ReservationOfAReusedPidIsNotTheSameShell",
+                   [](PolicyInput& in) {
+                     Lease lease = MakeLease("r-1", {0}, 99, "dave");
+                     lease.reservation_deadline_unix_ms = k1405Utc + 2 * 60000;
+                     in.live_leases.push_back(lease);
+                     in.caller.holder = ProcessIdentity{99, 4321};
+                   },
+                   false, "reserved by dave (pid 99) until 14:07"},
         ReasonCase{"ExclusiveProcessModeWithProcess",
                    [](PolicyInput& in) {
                      Gpu0(in).compute_mode = ComputeMode::kExclusiveProcess;

@@ -18,7 +18,10 @@ expect_eq "$ids" "2,3" "reserved cards are not handed out twice"
 run_status "$GPUPIN" "${SIM[@]}" pick
 expect_eq "$STATUS" 3 "nothing left"
 expect_eq "$OUT" "" "stdout stays empty on failure"
-expect_contains "$ERR" "reserved by" "the error names the reservation"
+# Both reservations are this shell's own: the error says so, and how to
+# free one whose job came and went before any gpupin looked.
+expect_contains "$ERR" "reserved for this same shell (pid $$)" "the error names the shell's own reservation"
+expect_contains "$ERR" "if the job it was for has ended: gpupin release $$-" "and how to free it"
 run_status "$GPUPIN" "${SIM[@]}" release
 expect_eq "$STATUS" 0 "release"
 expect_contains "$OUT" "released" "says what it released"
