@@ -28,6 +28,7 @@ struct EntryResult {
   DeviceRef ref;
   DropReason reason = DropReason::kInvalidToken;
   std::string detail;
+  std::string read_in_part;  // as VisibleDevice::read_in_part
 };
 
 std::string_view Trim(std::string_view s) {
@@ -243,7 +244,7 @@ std::string InvalidTokenDetail(std::string_view token) {
 }
 
 EntryResult ResolveIndex(const std::vector<Gpu>& gpus, const CudaOrder& order,
-                         std::string_view token, std::vector<std::string>* notes) {
+                         std::string_view token) {
   if (token.empty()) return Cut(DropReason::kEmptyEntry, InvalidTokenDetail(token));
   if (IsUuidEntry(token)) {
     return Cut(DropReason::kInvalidToken,
@@ -264,16 +265,18 @@ EntryResult ResolveIndex(const std::vector<Gpu>& gpus, const CudaOrder& order,
                "index " + number + " but only " + std::to_string(gpus.size()) + " GPU" +
                    (gpus.size() == 1 ? "" : "s") + "; CUDA stops at the first invalid entry");
   }
+  EntryResult device = DeviceForGpu(gpus, order.positions[index]);
   if (sign + digits < token.size()) {
     const bool range = token[sign + digits] == '-';
-    notes->push_back("entry " + Quoted(token) + " is read as index " + number +
-                     (range ? ": CUDA_VISIBLE_DEVICES has no ranges, CUDA reads the leading digits"
-                            : ": CUDA reads the leading digits and ignores the rest"));
+    device.read_in_part =
+        "entry " + Quoted(token) + " is read as index " + number +
+        (range ? ": CUDA_VISIBLE_DEVICES has no ranges, CUDA reads the leading digits"
+               : ": CUDA reads the leading digits and ignores the rest");
   } else if (sign) {
-    notes->push_back("entry " + Quoted(token) + " is read as index " + number +
-                     ": CUDA reads a sign before the digits");
+    device.read_in_part = "entry " + Quoted(token) + " is read as index " + number +
+                          ": CUDA reads a sign before the digits";
   }
-  return DeviceForGpu(gpus, order.positions[index]);
+  return device;
 }
 
 // The old MIG form, MIG-GPU-<gpu-uuid>/<gi>/<ci> (R450/R460).
@@ -366,6 +369,7 @@ struct Candidate {
   int position = 0;  // -1 when implied by an unset CUDA_VISIBLE_DEVICES
   std::string token;
   DeviceRef ref;
+  std::string read_in_part;
 };
 
 // One MIG instance per process, and no whole GPU next to a MIG instance
@@ -384,6 +388,7 @@ void ApplyMigRule(const std::vector<Gpu>& gpus, const std::vector<Candidate>& ca
       if (c.ref.mig) device.mig_index = gpu.mig_devices[*c.ref.mig].index;
       device.uuid = UuidOf(gpus, c.ref);
       device.token = c.token;
+      device.read_in_part = c.read_in_part;
       result->visible.push_back(std::move(device));
       continue;
     }
@@ -475,11 +480,11 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
     for (size_t position : order.positions) {
       const Gpu& gpu = gpus[position];
       if (!InMigMode(gpu)) {
-        candidates.push_back({-1, "", {position, std::nullopt}});
+        candidates.push_back({-1, "", {position, std::nullopt}, ""});
         continue;
       }
       for (size_t m = 0; m < gpu.mig_devices.size(); ++m) {
-        candidates.push_back({-1, "", {position, m}});
+        candidates.push_back({-1, "", {position, m}, ""});
       }
     }
     order_consulted = !candidates.empty();
@@ -494,7 +499,8 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
       const int position = static_cast<int>(i);
       const std::string& token = entries[i];
       const EntryResult entry =
-          integer_mode ? ResolveIndex(gpus, order, token, &result.notes) : ResolveUuid(gpus, token);
+          integer_mode ? ResolveIndex(gpus, order, token) : ResolveUuid(gpus, token);
+      if (!entry.read_in_part.empty()) result.notes.push_back(entry.read_in_part);
       if (entry.kind == EntryResult::Kind::kCut) {
         if ((integer_mode && IsUuidEntry(token)) ||
             (!integer_mode && !token.empty() && !IsUuidEntry(token))) {
@@ -525,7 +531,7 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
                      "CUDA call works"));
         continue;
       }
-      candidates.push_back({position, token, entry.ref});
+      candidates.push_back({position, token, entry.ref, entry.read_in_part});
     }
     for (size_t i = cut_at + 1; i < entries.size(); ++i) {
       result.dropped.push_back(

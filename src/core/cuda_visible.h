@@ -35,6 +35,9 @@ struct VisibleDevice {
   std::optional<uint32_t> mig_index;  // set when the device is a MIG instance of that GPU
   std::string uuid;                   // GPU-... or MIG-...
   std::string token;  // the CUDA_VISIBLE_DEVICES entry that named it ("" when unset)
+  // Why CUDA reads only part of that entry (`0-2` is index 0: no ranges);
+  // empty when the entry is read whole.
+  std::string read_in_part;
 };
 
 enum class DropReason {

@@ -161,6 +161,16 @@ Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
   }
   f.evidence = fmt::format("CUDA_VISIBLE_DEVICES=\"{}\": {}{}", value, uses,
                            r.order_is_guess ? " (FASTEST_FIRST order guessed)" : "");
+  std::vector<std::string> read_in_part;
+  for (const VisibleDevice& d : r.visible) {
+    if (!d.read_in_part.empty()) read_in_part.push_back(d.read_in_part);
+  }
+  if (!read_in_part.empty()) {
+    // `0-3` gives one GPU where four were meant, and nothing fails to say so.
+    f.verdict = Verdict::kWarn;
+    f.evidence += fmt::format("; {}", fmt::join(read_in_part, "; "));
+    f.fix = "write each GPU as an entry of its own (0,1,2,3), or use UUIDs";
+  }
   return f;
 }
 

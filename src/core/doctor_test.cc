@@ -171,6 +171,18 @@ TEST(DoctorCudaVisibleDevicesTest, WarnsWhenTruncated) {
   EXPECT_EQ(f.evidence.find('\n'), std::string::npos);
 }
 
+TEST(DoctorCudaVisibleDevicesTest, WarnsWhenAnEntryIsReadOnlyInPart) {
+  DoctorFacts facts = HealthyFacts();
+  facts.env.cuda_visible_devices = "0-1";
+  Resolve(facts);
+  Finding f = Only(facts, "cuda_visible_devices");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence,
+            "CUDA_VISIBLE_DEVICES=\"0-1\": cuda:0 = GPU 0; entry `0-1` is read as index 0: "
+            "CUDA_VISIBLE_DEVICES has no ranges, CUDA reads the leading digits");
+  EXPECT_THAT(f.fix, HasSubstr("an entry of its own"));
+}
+
 TEST(DoctorCudaVisibleDevicesTest, FailsWhenItNamesNoGpu) {
   DoctorFacts facts = HealthyFacts();
   for (const char* value : {"GPU-ffff", "0,0", "-1", ""}) {

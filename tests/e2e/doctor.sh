@@ -13,6 +13,11 @@ for check in nvml health cuda_visible_devices device_order busy leftovers leases
   grep -Eq "^$check +ok " <<<"$OUT" || fail "check $check should be ok: $OUT"
 done
 expect_contains "$OUT" "0 fail" "summary"
+# A range is no CUDA syntax: `0-2` is GPU 0 alone, a warning, not a failure.
+CUDA_VISIBLE_DEVICES=0-2 run_status "$GPUPIN" "${SIM[@]}" doctor
+expect_eq "$STATUS" 0 "a range only warns"
+expect_contains "$(grep '^cuda_visible_devices' <<<"$OUT")" "warn" "a range is a warning"
+expect_contains "$OUT" 'entry `0-2` is read as index 0: CUDA_VISIBLE_DEVICES has no ranges' "the range named"
 run_status "$GPUPIN" "${SIM[@]}" --json doctor
 expect_eq "$STATUS" 0 "json status"
 expect_eq "$(jq -c '[.schema_version, .ok, ([.findings[] | select(.verdict != "ok")] | length)]' <<<"$OUT")" \
