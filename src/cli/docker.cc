@@ -55,7 +55,7 @@ std::optional<std::string> ReadContainerId(const std::string& path) {
 Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest request) {
   Result<int64_t> ttl = ParseDurationMs(options.ttl);
   if (!ttl.ok()) return ttl.error().WithContext("--ttl");
-  Result<ProcessIdentity> holder = IdentifyProcess(world, getppid());
+  Result<ProcessIdentity> holder = IdentifyReservationHolder(world, std::nullopt);
   if (!holder.ok()) return holder.error();
   request.holder = *holder;
   request.command = "docker --print (reserved for the next container)";

@@ -43,11 +43,10 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
     if (!ttl.ok()) return ttl.error().WithContext("--ttl");
     request->reservation_ttl_ms = *ttl;
   }
-  int pid = options.for_pid.value_or(ReservationHolder(world.procfs(), getpid(), getppid()));
-  Result<ProcessIdentity> holder = IdentifyProcess(world, pid);
-  if (!holder.ok()) return holder.error().WithContext("--for");
+  Result<ProcessIdentity> holder = IdentifyReservationHolder(world, options.for_pid);
+  if (!holder.ok()) return holder.error();
   request->holder = *holder;
-  request->command = fmt::format("env for shell pid {}", pid);
+  request->command = fmt::format("env for shell pid {}", holder->pid);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();
   EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);
@@ -68,7 +67,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
       std::printf("export %s=%s\n", name.c_str(), Quote(*value, false).c_str());
     }
   }
-  world.Note(fmt::format("{} held while pid {} lives{}", DescribeChosen(*acquired), pid,
+  world.Note(fmt::format("{} held while pid {} lives{}", DescribeChosen(*acquired), holder->pid,
                          options.ttl ? " (or until the TTL, and while its job runs)" : ""));
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/machine_state.h"
+#include "core/printable.h"
 #include "core/selection_output.h"
 #include "core/units.h"
 #include "out/gpu_table.h"
@@ -56,6 +57,24 @@ Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
                                  pid));
   }
   return ProcessIdentity{pid, *start};
+}
+
+Result<ProcessIdentity> IdentifyReservationHolder(World& world, std::optional<int> given) {
+  if (given) {
+    Result<ProcessIdentity> holder = IdentifyProcess(world, *given);
+    if (!holder.ok()) return holder.error().WithContext("--for");
+    return holder;
+  }
+  int pid = ReservationHolder(world.procfs(), getpid(), getppid());
+  std::string command = world.procfs().Cmdline(pid).value_or("?");
+  Result<ProcessIdentity> holder = IdentifyProcess(world, pid);
+  if (!holder.ok()) {
+    return holder.error().WithContext(fmt::format(
+        "the reservation would follow the process that runs gpupin ({})", Printable(command, 80)));
+  }
+  world.Verbose(fmt::format("the reservation follows pid {} ({}): it ends when that process does",
+                            pid, Printable(command, 80)));
+  return holder;
 }
 
 EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids) {

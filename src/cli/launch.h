@@ -22,6 +22,11 @@ std::string JoinCommand(const std::vector<std::string>& argv);
 // Identity of a process that must exist (the caller's shell for pick/env).
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid);
 
+// The process a reservation made now (pick, env, docker --print) follows:
+// `given` (env --for), else the shell that will start the job
+// (sys/procfs ReservationHolder), which -v names.
+Result<ProcessIdentity> IdentifyReservationHolder(World& world, std::optional<int> given);
+
 // The environment a job started by gpupin gets for an acquired lease.
 EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids);
 

@@ -29,8 +29,7 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   // to the command substitution's short-lived copy of it nor to a `timeout`
   // or `sh -c` that only runs gpupin: it ends when that shell ends, when the
   // job's process appears, or at the TTL.
-  Result<ProcessIdentity> holder =
-      IdentifyProcess(world, ReservationHolder(world.procfs(), getpid(), getppid()));
+  Result<ProcessIdentity> holder = IdentifyReservationHolder(world, std::nullopt);
   if (!holder.ok()) return holder.error();
   request->holder = *holder;
   request->command = "pick (reserved for the next job)";

@@ -50,6 +50,14 @@ Lease MakeLease(std::string id, std::vector<uint32_t> gpu_indices, int pid, std:
   return lease;
 }
 
+// A reservation of GPU 0 by `user`'s pid 99 until 14:07; returns its holder.
+ProcessIdentity AddReservation(PolicyInput& in, std::string user) {
+  Lease lease = MakeLease("r-1", {0}, 99, std::move(user));
+  lease.reservation_deadline_unix_ms = k1405Utc + 2 * 60000;
+  in.live_leases.push_back(lease);
+  return lease.holder;
+}
+
 void AddProcess(Gpu& gpu, uint32_t pid, uint64_t bytes) {
   GpuProcess process;
   process.pid = pid;
@@ -290,31 +298,21 @@ INSTANTIATE_TEST_SUITE_P(
                      in.live_leases.push_back(lease);
                    },
                    false, "leased by uid 2001 (pid 4122) since 14:05"},
-        ReasonCase{"Reservation",
-                   [](PolicyInput& in) {
-                     Lease lease = MakeLease("r", {0}, 99, "bob");
-                     lease.reservation_deadline_unix_ms = k1405Utc + 2 * 60000;
-                     in.live_leases.push_back(lease);
-                   },
-                   false, "reserved by bob (pid 99) until 14:07"},
+        ReasonCase{"Reservation", [](PolicyInput& in) { AddReservation(in, "bob"); }, false,
+                   "reserved by bob (pid 99) until 14:07"},
         ReasonCase{"ReservationOfTheSameShell",
-                   [](PolicyInput& in) {
-                     Lease lease = MakeLease("r-1", {0}, 99, "dave");
-                     lease.reservation_deadline_unix_ms = k1405Utc + 2 * 60000;
-                     in.live_leases.push_back(lease);
-                     in.caller.holder = lease.holder;
-                   },
-                   false,
+                   [](PolicyInput& in) { in.caller.holder = AddReservation(in, "dave"); }, false,
                    "reserved for this same shell (pid 99) until 14:07; if the job it was for has "
                    "ended: gpupin release r-1"},
         ReasonCase{"ReservationOfAReusedPidIsNotTheSameShell",
                    [](PolicyInput& in) {
-                     Lease lease = MakeLease("r-1", {0}, 99, "dave");
-                     lease.reservation_deadline_unix_ms = k1405Utc + 2 * 60000;
-                     in.live_leases.push_back(lease);
+                     AddReservation(in, "dave");
                      in.caller.holder = ProcessIdentity{99, 4321};
                    },
                    false, "reserved by dave (pid 99) until 14:07"},
+        ReasonCase{"ReservationOfTheSameShellByAnotherUser",
+                   [](PolicyInput& in) { in.caller.holder = AddReservation(in, "bob"); }, false,
+                   "reserved by bob (pid 99) until 14:07"},
         ReasonCase{"ExclusiveProcessModeWithProcess",
                    [](PolicyInput& in) {
                      Gpu0(in).compute_mode = ComputeMode::kExclusiveProcess;

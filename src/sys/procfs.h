@@ -59,11 +59,12 @@ bool ProcessStopped(const ProcFs& procfs, int pid);
 // program that will start the job. Walks up from `parent` past processes
 // that end as soon as gpupin's output is read, since a reservation held by
 // one of them would end at once:
-// - forked copies of a shell (same command line as their parent), which run
-//   a command substitution `$(...)` or a `( ... )`;
+// - forked copies of a shell (same command line as their parent, and no
+//   exec since: the same stack), which run a command substitution `$(...)`
+//   or a `( ... )`;
 // - wrappers that only run their child's command (core/wrapper_command):
 //   `timeout 30 gpupin pick`, `sudo gpupin pick`, `sh -c 'gpupin pick'`.
-// `parent` itself when it is none of these.
+// It never leaves `self`'s session. `parent` itself when it is none of these.
 int ReservationHolder(const ProcFs& procfs, int self, int parent);
 
 // Name of a uid from the password database, or the number as text.

@@ -73,8 +73,13 @@ std::optional<ProcessStat> ParseStat(int pid, std::string_view text) {
   if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
   std::optional<int> ppid = ParseNumber<int>(fields[1]);
   std::optional<uint64_t> start = ParseNumber<uint64_t>(fields[19]);
-  if (!ppid || !start) return std::nullopt;
-  return ProcessStat{pid, *ppid, fields[0][0], *start};
+  std::optional<int> session = ParseNumber<int>(fields[3]);
+  if (!ppid || !start || !session) return std::nullopt;
+  constexpr size_t kStartStack = 25;  // field 28
+  uint64_t start_stack = 0;
+  if (fields.size() > kStartStack)
+    start_stack = ParseNumber<uint64_t>(fields[kStartStack]).value_or(0);
+  return ProcessStat{pid, *ppid, fields[0][0], *start, *session, start_stack};
 }
 
 std::optional<uint32_t> ParseStatusUid(std::string_view text) {

@@ -19,6 +19,11 @@ struct ProcessStat {
   int ppid = 0;
   char state = '?';  // R, S, D, Z, T, ...
   uint64_t start_time_ticks = 0;
+  int session = 0;  // field 6: the session id
+  // Field 28, the address of the bottom of the stack: set at exec (and
+  // randomised), kept by fork, so a forked copy has its parent's. 0 when
+  // the kernel hides it (another user's process) or the line is short.
+  uint64_t start_stack = 0;
 };
 
 // A directory name of /proc as a PID ("42"), nullopt for any other name.

@@ -20,6 +20,29 @@ std::string StatLine(int pid, const std::string& comm, int ppid, uint64_t start)
   return line + " " + std::to_string(start) + " 1234 5678\n";
 }
 
+// A full line: session (field 6) and the stack's start (field 28) too.
+std::string StatLine(int pid, int ppid, int session, uint64_t start_stack) {
+  std::string line =
+      std::to_string(pid) + " (p) S " + std::to_string(ppid) + " 0 " + std::to_string(session);
+  for (int field = 7; field <= 27; ++field) line += " 1";
+  return line + " " + std::to_string(start_stack) + " 0 0\n";
+}
+
+TEST(ProcFsFake, StatReadsSessionAndStackStart) {
+  TempDir proc;
+  proc.Write("42/stat", StatLine(42, 7, 40, 140737488346112u));
+  proc.Write("43/stat", StatLine(43, "short", 7, 98765));
+  ProcFs fs(proc.path());
+  std::optional<ProcessStat> stat = fs.Stat(42);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->session, 40);
+  EXPECT_EQ(stat->start_stack, 140737488346112u);
+  EXPECT_EQ(stat->start_time_ticks, 1u);
+  stat = fs.Stat(43);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->start_stack, 0u) << "a line without field 28";
+}
+
 TEST(ProcFsFake, StatTakesTheLastParenthesis) {
   TempDir proc;
   proc.Write("42/stat", StatLine(42, "evil) R 1 (x", 7, 98765));
@@ -157,6 +180,45 @@ TEST(ProcFsFake, ReservationHolderSkipsForkedSubshellsAndWrappers) {
   EXPECT_EQ(ReservationHolder(fs, 98, 99), 99) << "an unreadable parent is the holder";
   int looped = ReservationHolder(fs, 22, 20);
   EXPECT_TRUE(looped == 20 || looped == 21);
+}
+
+TEST(ProcFsFake, ReservationHolderTellsForkedCopiesByTheirStack) {
+  TempDir proc;
+  auto process = [&](int pid, int ppid, uint64_t stack, const std::string& cmdline) {
+    proc.Write(std::to_string(pid) + "/stat", StatLine(pid, ppid, 5, stack));
+    proc.Write(std::to_string(pid) + "/cmdline", cmdline);
+  };
+  using namespace std::string_literals;
+  process(5, 1, 0x7000, "login\0"s);
+  process(10, 5, 0x1000, "bash\0"s);
+  // `bash` typed in it: exec'd, a stack of its own; then x=$(gpupin pick).
+  process(11, 10, 0x2000, "bash\0"s);
+  process(12, 11, 0x2000, "bash\0"s);
+  process(13, 12, 0x3000, "gpupin\0pick\0"s);
+  // A wrapper that forks a copy of itself before it runs gpupin (sudo with
+  // use_pty), inside x=$(...) of shell 11.
+  process(20, 11, 0x2000, "bash\0"s);
+  process(21, 20, 0x4000, "sudo\0gpupin\0pick\0"s);
+  process(22, 21, 0x4000, "sudo\0gpupin\0pick\0"s);
+  process(23, 22, 0x5000, "gpupin\0pick\0"s);
+  ProcFs fs(proc.path());
+  EXPECT_EQ(ReservationHolder(fs, 13, 12), 11);
+  EXPECT_EQ(ReservationHolder(fs, 23, 22), 11);
+}
+
+TEST(ProcFsFake, ReservationHolderStaysInTheCallersSession) {
+  TempDir proc;
+  auto process = [&](int pid, int ppid, int session, const std::string& cmdline) {
+    proc.Write(std::to_string(pid) + "/stat", StatLine(pid, ppid, session, 0));
+    proc.Write(std::to_string(pid) + "/cmdline", cmdline);
+  };
+  using namespace std::string_literals;
+  // A subreaper adopted `flock L gpupin pick` after its shell exited.
+  process(50, 1, 50, "systemd\0--user\0"s);
+  process(51, 50, 60, "flock\0L\0gpupin\0pick\0"s);
+  process(52, 51, 60, "gpupin\0pick\0"s);
+  ProcFs fs(proc.path());
+  EXPECT_EQ(ReservationHolder(fs, 52, 51), 51);
 }
 
 TEST(ProcFsFake, AllPidsListsOnlyNumbers) {
