@@ -85,10 +85,14 @@ void RetireUntilExit(ChangeWatch watch) {
 
 // NVML indices the caller may use when its CUDA_VISIBLE_DEVICES (or a Slurm
 // allocation through it) is set; nullopt when everything is allowed.
+// `order_guessed` says whether those indices rest on gpupin's guess of
+// CUDA's FASTEST_FIRST order (mixed models, no CUDA_DEVICE_ORDER).
 std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory,
-                                                       const VisibilityEnv& visibility) {
+                                                       const VisibilityEnv& visibility,
+                                                       bool* order_guessed) {
   if (!visibility.cuda_visible_devices) return std::nullopt;
   Resolution resolution = ResolveVisibleDevices(inventory.gpus, visibility);
+  *order_guessed = resolution.order_is_guess;
   std::vector<uint32_t> allowed;
   for (const VisibleDevice& device : resolution.visible) {
     if (!device.mig_index) allowed.push_back(device.gpu_index);
@@ -172,6 +176,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // Our environment does not change while we wait: read it once.
   const VisibilityEnv visibility = VisibilityEnvFromProcess();
   std::optional<std::string> allowed_by;
+  bool guess_noted = false;  // once per gpupin, however often it looks
   if (visibility.cuda_visible_devices)
     allowed_by = "CUDA_VISIBLE_DEVICES=" + *visibility.cuda_visible_devices;
 
@@ -293,7 +298,16 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       input.process_owners = processes->owners;
       input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
                       request.holder};
-      input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility);
+      bool order_guessed = false;
+      input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility, &order_guessed);
+      if (order_guessed && !guess_noted) {
+        world.Note(fmt::format(
+            "{} counts in CUDA's FASTEST_FIRST order, which gpupin can only guess on mixed GPU "
+            "models: the cards it allows may not be the ones meant; set "
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs (gpupin map --probe asks the driver)",
+            *allowed_by));
+        guess_noted = true;
+      }
       if (allowed_by) input.allowed_by = *allowed_by;
       if (job) {
         input.allowed_gpu_indices = JobGpuIndices(*inventory, *job, input.allowed_gpu_indices);

@@ -169,7 +169,9 @@ Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
     // `0-3` gives one GPU where four were meant, and nothing fails to say so.
     f.verdict = Verdict::kWarn;
     f.evidence += fmt::format("; {}", fmt::join(read_in_part, "; "));
-    f.fix = "write each GPU as an entry of its own (0,1,2,3), or use UUIDs";
+    f.fix =
+        "write each GPU as a plain index of its own (0,1,2,3, no ranges, signs or suffixes), or "
+        "use UUIDs";
   }
   return f;
 }

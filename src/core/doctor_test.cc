@@ -180,7 +180,7 @@ TEST(DoctorCudaVisibleDevicesTest, WarnsWhenAnEntryIsReadOnlyInPart) {
   EXPECT_EQ(f.evidence,
             "CUDA_VISIBLE_DEVICES=\"0-1\": cuda:0 = GPU 0; entry `0-1` is read as index 0: "
             "CUDA_VISIBLE_DEVICES has no ranges, CUDA reads the leading digits");
-  EXPECT_THAT(f.fix, HasSubstr("an entry of its own"));
+  EXPECT_THAT(f.fix, HasSubstr("a plain index of its own"));
 }
 
 TEST(DoctorCudaVisibleDevicesTest, FailsWhenItNamesNoGpu) {

@@ -43,3 +43,14 @@ expect_contains "$OUT" "model and driver agree" "no device on both sides"
 run_status "$GPUPIN" "${SIM[@]}" --json map --probe --env 'CUDA_VISIBLE_DEVICES=1,01'
 expect_eq "$(jq -c '[.probe.status, .probe.cuda_error, .probe.agree, (.devices | length)]' <<<"$OUT")" \
   '["init_failed",101,true,0]' "a repeated device: the driver refuses the list, as the model expects"
+
+# pick inside CUDA_VISIBLE_DEVICES=0 on mixed models: which card that is rests
+# on the guessed FASTEST_FIRST order (the driver says otherwise here), so pick
+# says so; with PCI_BUS_ID it is certain and pick says nothing.
+CUDA_VISIBLE_DEVICES=0 run_status "$GPUPIN" "${SIM[@]}" pick
+expect_eq "$STATUS" 0 "pick inside a guessed CUDA_VISIBLE_DEVICES"
+expect_contains "$ERR" "CUDA_VISIBLE_DEVICES=0 counts in CUDA's FASTEST_FIRST order, which gpupin can only guess" "the guess is said"
+"$GPUPIN" "${SIM[@]}" release >/dev/null
+CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID run_status "$GPUPIN" "${SIM[@]}" pick
+expect_eq "$OUT" 0 "pick inside a certain CUDA_VISIBLE_DEVICES"
+expect_eq "$ERR" "" "nothing to say when the order is certain"
