@@ -1,5 +1,7 @@
 #include "sim/cuda_devices.h"
 
+#include <algorithm>
+
 namespace gpupin::sim {
 
 std::vector<Gpu> ScenarioGpus(const Scenario& scenario) {
@@ -39,6 +41,15 @@ Resolution ResolveCudaDevices(const Scenario& scenario, const VisibilityEnv& env
   // the resolver's guess computes.
   if (!scenario.cuda_fastest_first_order) return ResolveVisibleDevices(gpus, env);
   return ResolveVisibleDevicesWithOrder(gpus, env, *scenario.cuda_fastest_first_order);
+}
+
+int CudaInitResult(const Resolution& resolution) {
+  constexpr int kNoDevice = 100;
+  constexpr int kInvalidDevice = 101;
+  if (std::any_of(resolution.dropped.begin(), resolution.dropped.end(),
+                  [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; }))
+    return kInvalidDevice;
+  return resolution.visible.empty() ? kNoDevice : 0;
 }
 
 }  // namespace gpupin::sim

@@ -20,4 +20,9 @@ std::vector<Gpu> ScenarioGpus(const Scenario& scenario);
 // The resolution a CUDA program started with `env` gets.
 Resolution ResolveCudaDevices(const Scenario& scenario, const VisibilityEnv& env);
 
+// What cuInit answers for that resolution, as driver 580 does: 0 when a
+// device is visible, CUDA_ERROR_INVALID_DEVICE (101) when a device is named
+// twice, CUDA_ERROR_NO_DEVICE (100) when none is visible.
+int CudaInitResult(const Resolution& resolution);
+
 }  // namespace gpupin::sim

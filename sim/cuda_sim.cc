@@ -4,7 +4,6 @@
 // cuInit. The device list is fixed at cuInit, like the real driver's.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -114,13 +113,8 @@ CUresult Init(unsigned flags) {
                : CUDA_ERROR_NO_DEVICE;
   }
   const Resolution resolution = ResolveCudaDevices(*scenario, VisibilityEnvFromProcess());
-  // Like the real driver (580): a device named twice fails cuInit outright.
-  if (std::any_of(resolution.dropped.begin(), resolution.dropped.end(),
-                  [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; }))
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult refused = CudaInitResult(resolution); refused != CUDA_SUCCESS) return refused;
   st.devices = Enumerate(*scenario, resolution);
-  // Like the real driver: a process that sees no device cannot initialise.
-  if (st.devices.empty()) return CUDA_ERROR_NO_DEVICE;
   st.initialised = true;
   return CUDA_SUCCESS;
 }

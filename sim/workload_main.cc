@@ -2,8 +2,8 @@
 // server. It resolves CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER as CUDA would,
 // holds SIZE bytes on each device it sees (as an entry in the live registry,
 // so the simulated NVML lists it), logs start (when it holds them, and when
-// its main began) and end as JSON lines, and
-// exits like a CUDA program: 100 when it sees no device, 128+signal when
+// its main began) and end as JSON lines, and exits like a CUDA program: 100
+// when it sees no device, 101 when a device is named twice, 128+signal when
 // stopped by SIGTERM or SIGINT.
 #include <fcntl.h>
 #include <signal.h>
@@ -118,7 +118,14 @@ int Run(const Options& options, const Began& began) {
   VisibilityEnv at_init = env;
   if (options.gpus) at_init = {*options.gpus, "PCI_BUS_ID", {}, {}, {}, {}};
   Resolution resolution = ResolveCudaDevices(*scenario, at_init);
-  if (resolution.visible.empty()) return Fail("no CUDA-capable device is detected", 100);
+  switch (CudaInitResult(resolution)) {
+    case 0:
+      break;
+    case 101:
+      return Fail("invalid device ordinal (a device is named twice)", 101);
+    default:
+      return Fail("no CUDA-capable device is detected", 100);
+  }
 
   // Blocked before registering, so a signal in between ends us cleanly below.
   sigset_t stop;

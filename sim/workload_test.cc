@@ -130,6 +130,13 @@ TEST_F(SimWorkload, NoVisibleDeviceExits100) {
   EXPECT_TRUE(Log().empty());
 }
 
+TEST_F(SimWorkload, RepeatedDeviceExits101) {
+  pid_t pid = Start({{"CUDA_VISIBLE_DEVICES", "1,01"}}, {"--seconds", "0"});
+  EXPECT_EQ(Wait(pid), 101);
+  EXPECT_EQ(Stderr(), "gpupin-sim-workload: invalid device ordinal (a device is named twice)\n");
+  EXPECT_TRUE(Log().empty());
+}
+
 TEST_F(SimWorkload, RegisteredWhileRunningAndGoneAfterSigterm) {
   pid_t pid = Start({}, {"--mem", "2G", "--graphics"});
   ASSERT_TRUE(WaitForStart()) << Stderr();
