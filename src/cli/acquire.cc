@@ -83,21 +83,27 @@ void RetireUntilExit(ChangeWatch watch) {
   retired->push_back(std::move(watch));
 }
 
-// NVML indices the caller may use when its CUDA_VISIBLE_DEVICES (or a Slurm
-// allocation through it) is set; nullopt when everything is allowed.
-// `order_guessed` says whether those indices rest on gpupin's guess of
-// CUDA's FASTEST_FIRST order (mixed models, no CUDA_DEVICE_ORDER).
-std::optional<std::vector<uint32_t>> AllowedGpuIndices(const Inventory& inventory,
-                                                       const VisibilityEnv& visibility,
-                                                       bool* order_guessed) {
-  if (!visibility.cuda_visible_devices) return std::nullopt;
+// What the caller's CUDA_VISIBLE_DEVICES (or a Slurm allocation through it)
+// allows.
+struct Allowance {
+  std::optional<std::vector<uint32_t>> gpu_indices;  // nullopt: everything
+  // The indices rest on gpupin's guess of CUDA's FASTEST_FIRST order (mixed
+  // models, no CUDA_DEVICE_ORDER).
+  bool order_guessed = false;
+  // CUDA drops entries or reads one only in part (`0-3`, `0,0`).
+  bool read_in_part = false;
+};
+
+Allowance AllowedGpus(const Inventory& inventory, const VisibilityEnv& visibility) {
+  if (!visibility.cuda_visible_devices) return {};
   Resolution resolution = ResolveVisibleDevices(inventory.gpus, visibility);
-  *order_guessed = resolution.order_is_guess;
-  std::vector<uint32_t> allowed;
+  Allowance allowance{std::vector<uint32_t>{}, resolution.order_is_guess,
+                      !resolution.dropped.empty()};
   for (const VisibleDevice& device : resolution.visible) {
-    if (!device.mig_index) allowed.push_back(device.gpu_index);
+    if (!device.mig_index) allowance.gpu_indices->push_back(device.gpu_index);
+    if (!device.read_in_part.empty()) allowance.read_in_part = true;
   }
-  return allowed;
+  return allowance;
 }
 
 // The cards of the job we run in, within what our environment allows.
@@ -298,9 +304,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       input.process_owners = processes->owners;
       input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
                       request.holder};
-      bool order_guessed = false;
-      input.allowed_gpu_indices = AllowedGpuIndices(*inventory, visibility, &order_guessed);
-      if (order_guessed && !guess_noted) {
+      const Allowance allowance = AllowedGpus(*inventory, visibility);
+      input.allowed_gpu_indices = allowance.gpu_indices;
+      if (allowance.order_guessed && !guess_noted) {
         world.Note(fmt::format(
             "{} counts in CUDA's FASTEST_FIRST order, which gpupin can only guess on mixed GPU "
             "models: the cards it allows may not be the ones meant; set "
@@ -308,7 +314,11 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
             *allowed_by));
         guess_noted = true;
       }
-      if (allowed_by) input.allowed_by = *allowed_by;
+      if (allowed_by) {
+        input.allowed_by =
+            *allowed_by +
+            (allowance.read_in_part ? ", which CUDA reads only in part (gpupin map says how)" : "");
+      }
       if (job) {
         input.allowed_gpu_indices = JobGpuIndices(*inventory, *job, input.allowed_gpu_indices);
         input.allowed_by = "job " + job->id + " (GPUPIN_LEASE_ID)";

@@ -224,7 +224,7 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
   }
   if (static_cast<size_t>(remaining_after(Excluded::kNotAllowed)) < wanted) {
     return MakeError(ExitCode::kUsage,
-                     fmt::format("{} but only {} are in {} (your allocation)", asked,
+                     fmt::format("{} but only {} are in your allocation, {}", asked,
                                  remaining_after(Excluded::kNotAllowed), allowed_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kExcluded)) < wanted) {

@@ -826,7 +826,7 @@ INSTANTIATE_TEST_SUITE_P(
                     in.allowed_gpu_indices = std::vector<uint32_t>{1, 5};
                     in.allowed_by = "CUDA_VISIBLE_DEVICES=1,5";
                   },
-                  "asked for 3 GPUs but only 2 are in CUDA_VISIBLE_DEVICES=1,5 (your allocation)"},
+                  "asked for 3 GPUs but only 2 are in your allocation, CUDA_VISIBLE_DEVICES=1,5"},
         UsageCase{"MoreThanOnlyLeaves",
                   [](PolicyInput& in) {
                     in.request.count = 2;

@@ -73,3 +73,11 @@ expect_eq "$STATUS" 2 "bad ordinal status"
 expect_contains "$ERR" "'gpu1' is not a CUDA device" "bad ordinal named"
 run_status "$GPUPIN" "${SIM[@]}" map --env 'A=1' --pid 1
 expect_eq "$STATUS" 2 "--env with --pid status"
+
+# pick inside such a value says that CUDA reads it only in part, and where to
+# see how.
+CUDA_VISIBLE_DEVICES=2,2 run_status "$GPUPIN" "${SIM[@]}" pick
+expect_eq "$STATUS" 2 "pick inside a repeated device"
+expect_contains "$ERR" "only 0 are in your allocation, CUDA_VISIBLE_DEVICES=2,2, which CUDA reads only in part (gpupin map says how)" "pick names the cut"
+CUDA_VISIBLE_DEVICES=1-3 run_status "$GPUPIN" "${SIM[@]}" pick -n 2
+expect_contains "$ERR" "only 1 are in your allocation, CUDA_VISIBLE_DEVICES=1-3, which CUDA reads only in part" "pick names a range"
