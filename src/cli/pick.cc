@@ -72,7 +72,12 @@ CommandSpec PickCommand() {
                 ->option_text("DURATION");
             app.add_flag("--explain", options->explain,
                          "say for every card why it was taken or passed over (stderr)");
-            app.footer("Example: CUDA_VISIBLE_DEVICES=$(gpupin pick) python train.py");
+            app.footer(
+                "Example: CUDA_VISIBLE_DEVICES=$(gpupin pick) python train.py\n"
+                "The reservation follows the shell that will start the job, past $(...) and\n"
+                "wrappers such as timeout, sudo or sh -c (-v names it). A job that starts and\n"
+                "ends before any gpupin looks leaves no trace: for a loop of short jobs, use\n"
+                "gpupin run --wait -- JOB.");
             return [options, &app](World& world) {
               return Pick(world, *options, app.count("--wait") > 0);
             };
