@@ -1,7 +1,5 @@
 #include "sim/cuda_devices.h"
 
-#include <algorithm>
-
 namespace gpupin::sim {
 
 std::vector<Gpu> ScenarioGpus(const Scenario& scenario) {
@@ -46,9 +44,7 @@ Resolution ResolveCudaDevices(const Scenario& scenario, const VisibilityEnv& env
 int CudaInitResult(const Resolution& resolution) {
   constexpr int kNoDevice = 100;
   constexpr int kInvalidDevice = 101;
-  if (std::any_of(resolution.dropped.begin(), resolution.dropped.end(),
-                  [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; }))
-    return kInvalidDevice;
+  if (resolution.names_a_device_twice()) return kInvalidDevice;
   return resolution.visible.empty() ? kNoDevice : 0;
 }
 

@@ -3,6 +3,7 @@
 // read here; callers pass the values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -72,6 +73,13 @@ struct Resolution {
   // guess (compute capability desc, cores desc, PCI order) and says so.
   bool order_is_guess = false;
   std::vector<std::string> notes;  // further caveats, one line each
+
+  // A device is named twice: cuInit then fails with CUDA_ERROR_INVALID_DEVICE
+  // (seen with driver 580), and the list leaves no device at all.
+  bool names_a_device_twice() const {
+    return std::any_of(dropped.begin(), dropped.end(),
+                       [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; });
+  }
 };
 
 // Resolves `env` against the physical GPUs (NVML order, with MIG instances).

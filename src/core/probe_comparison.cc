@@ -64,10 +64,9 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) 
   // (seen with driver 580, CUDA 13.0): the driver's answer to a list the
   // model voids, zero devices, rather than a failure to answer.
   constexpr int kCudaErrorInvalidDevice = 101;
-  const bool refused_repeated_device =
-      probe.status == ProbeStatus::kInitFailed && probe.cuda_error == kCudaErrorInvalidDevice &&
-      std::any_of(model.dropped.begin(), model.dropped.end(),
-                  [](const DroppedEntry& d) { return d.reason == DropReason::kDuplicate; });
+  const bool refused_repeated_device = probe.status == ProbeStatus::kInitFailed &&
+                                       probe.cuda_error == kCudaErrorInvalidDevice &&
+                                       model.names_a_device_twice();
   if (probe.status != ProbeStatus::kOk && probe.status != ProbeStatus::kNoDevice &&
       !refused_repeated_device) {
     comparison.differences.push_back("the driver gave no answer to compare with: " + probe.detail);

@@ -126,28 +126,31 @@ int ReservationHolder(const ProcFs& procfs, int self, int parent) {
   std::optional<ProcessStat> self_stat = procfs.Stat(self);
   std::optional<std::vector<std::string>> child = procfs.Argv(self);
   int pid = parent;
+  // Each step's parent is the next step's process: read once, carried up.
+  std::optional<ProcessStat> stat = procfs.Stat(pid);
+  std::optional<std::vector<std::string>> own = procfs.Argv(pid);
   // Bounded: a fake or racing tree could contain a cycle.
   for (int steps = 0; steps < 64; ++steps) {
-    std::optional<ProcessStat> stat = procfs.Stat(pid);
-    if (!stat || stat->ppid <= 1 || stat->ppid == pid) return pid;
+    if (!stat || !own || stat->ppid <= 1 || stat->ppid == pid) return pid;
     std::optional<ProcessStat> above = procfs.Stat(stat->ppid);
     // Never out of the caller's session: beyond it lie sshd, a terminal, or
     // a subreaper (systemd --user) that adopted a wrapper whose shell is gone.
     if (!above || (self_stat && above->session != self_stat->session)) return pid;
-    std::optional<std::vector<std::string>> own = procfs.Argv(pid);
-    if (!own) return pid;
+    std::optional<std::vector<std::string>> above_argv = procfs.Argv(stat->ppid);
     // A copy made by fork has never exec'd: same arguments and the same
     // stack. A shell started inside an identical shell (`bash` typed in a
     // terminal's `bash`) has exec'd and is a shell of its own.
     bool same_stack = stat->start_stack == 0 || above->start_stack == 0 ||
                       stat->start_stack == above->start_stack;
-    bool forked_copy = same_stack && own == procfs.Argv(stat->ppid);
+    bool forked_copy = same_stack && own == above_argv;
     bool wrapper = child && OnlyRunsCommand(*own, *child);
     if (!forked_copy && !wrapper) return pid;
     // A forked copy runs what its child runs: `sudo`'s monitor process, the
     // copy a wrapper forks before it runs gpupin, still wraps gpupin.
     if (!forked_copy) child = std::move(own);
     pid = stat->ppid;
+    stat = above;
+    own = std::move(above_argv);
   }
   return pid;
 }
