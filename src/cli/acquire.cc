@@ -324,7 +324,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         input.allowed_by = "job " + job->id + " (GPUPIN_LEASE_ID)";
       }
       input.request = request.request;
-      input.format_clock = FormatLocalHourMinute;
+      input.now_unix_ms = facts.now_unix_ms;
       std::vector<CardVerdict> failed_verdicts;
       Result<Selection> selection = ChooseGpus(input, &failed_verdicts);
       if (!selection.ok()) {

@@ -35,6 +35,7 @@ struct StateSnapshot {
   std::vector<LeaseRow> leases;
   std::vector<TicketRow> queue;
   std::map<std::string, uint32_t> index_of_uuid;
+  int64_t now_unix_ms = 0;
 };
 
 const char* StateName(LeaseState state) {
@@ -51,11 +52,12 @@ const char* StateName(LeaseState state) {
   return "unknown";
 }
 
-std::string KindText(const Lease& lease) {
+std::string KindText(const Lease& lease, int64_t now_unix_ms) {
   std::string kind =
       lease.shared_bytes ? "shared " + FormatBytes(*lease.shared_bytes) : "exclusive";
   if (lease.is_reservation())
-    kind += ", reserved until " + FormatLocalHourMinute(*lease.reservation_deadline_unix_ms);
+    kind +=
+        ", reserved until " + FormatLocalClock(*lease.reservation_deadline_unix_ms, now_unix_ms);
   if (lease.container_id) kind += ", container " + lease.container_id->substr(0, 12);
   return kind;
 }
@@ -76,6 +78,7 @@ Result<StateSnapshot> ReadState(World& world) {
   StateSnapshot snapshot;
   for (const Gpu& gpu : inventory.gpus) snapshot.index_of_uuid[gpu.uuid] = gpu.index;
   LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
+  snapshot.now_unix_ms = facts.now_unix_ms;
   Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
     for (Lease& lease : txn.ReadLeases()) {
       LeaseState state = EvaluateLease(lease, facts);
@@ -161,9 +164,9 @@ Result<int> ShowLeases(World& world, bool all) {
     if (!all && row.state != LeaseState::kLive) continue;
     const Lease& lease = row.lease;
     leases.AddRow({lease.id, Printable(lease.user), std::to_string(lease.holder.pid),
-                   GpuList(lease, *snapshot), KindText(lease),
-                   FormatLocalHourMinute(lease.created_unix_ms), StateName(row.state),
-                   Printable(lease.command)});
+                   GpuList(lease, *snapshot), KindText(lease, snapshot->now_unix_ms),
+                   FormatLocalClock(lease.created_unix_ms, snapshot->now_unix_ms),
+                   StateName(row.state), Printable(lease.command)});
     ++shown;
   }
   std::string out = shown == 0 ? "no active leases\n" : leases.Render();
@@ -179,7 +182,7 @@ Result<int> ShowLeases(World& world, bool all) {
       const QueueTicket& ticket = snapshot->queue[i].ticket;
       queue.AddRow({std::to_string(i + 1), Printable(ticket.user),
                     std::to_string(ticket.holder.pid), Printable(ticket.request),
-                    FormatLocalHourMinute(ticket.created_unix_ms),
+                    FormatLocalClock(ticket.created_unix_ms, snapshot->now_unix_ms),
                     snapshot->queue[i].stopped ? "stopped (passed over)" : "waiting",
                     Printable(ticket.command)});
     }
@@ -259,7 +262,8 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
 CommandSpec LeasesCommand() {
   return {"leases",
           "show active leases, reservations and the wait queue (a job suspended while it "
-          "waits is shown as stopped: passed over until continued)",
+          "waits is shown as stopped: passed over until continued); times are local, with the "
+          "date when not today (Dec 6 21:08)",
           [](CLI::App& app) {
             auto all = std::make_shared<bool>(false);
             app.add_flag("--all", *all, "also show leases that have ended but whose files remain");

@@ -284,8 +284,7 @@ CardState StateOf(const PolicyInput& input, const Gpu& gpu) {
 
 class Describer {
  public:
-  explicit Describer(const PolicyInput& input)
-      : input_(input), clock_(input.format_clock ? input.format_clock : FormatLocalHourMinute) {}
+  explicit Describer(const PolicyInput& input) : input_(input), clock_(input.format_clock) {}
 
   // "alice (pid 4121, python train.py)"
   std::string Holder(const Lease& lease, bool with_command) const {
@@ -297,9 +296,11 @@ class Describer {
                        Printable(lease.command, kMaxCommandChars));
   }
 
-  std::string Since(const Lease& lease) const { return clock_(lease.created_unix_ms); }
+  std::string Since(const Lease& lease) const {
+    return clock_(lease.created_unix_ms, input_.now_unix_ms);
+  }
   std::string Until(const Lease& lease) const {
-    return clock_(*lease.reservation_deadline_unix_ms);
+    return clock_(*lease.reservation_deadline_unix_ms, input_.now_unix_ms);
   }
 
   // "pid 777 (carol, python eval.py) uses 12G"

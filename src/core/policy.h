@@ -74,9 +74,10 @@ struct PolicyInput {
   // "CUDA_VISIBLE_DEVICES=2,3".
   std::string allowed_by = "CUDA_VISIBLE_DEVICES";
   Request request;
-  // How "since 14:05" is written in reasons; empty: local time
-  // (FormatLocalHourMinute). Tests pass FormatUtcHourMinute.
-  ClockFormatter format_clock;
+  // How "since 14:05" is written in reasons, on the day of now_unix_ms
+  // ("since Dec 3 14:05" on another day). Tests pass FormatUtcClock.
+  ClockFormatter format_clock = FormatLocalClock;
+  int64_t now_unix_ms = 0;
 };
 
 struct CardVerdict {

@@ -79,7 +79,8 @@ PolicyInput MakeInput(std::vector<Gpu> gpus) {
   PolicyInput input;
   input.gpus = std::move(gpus);
   input.caller = {kCallerUid, "dave"};
-  input.format_clock = FormatUtcHourMinute;
+  input.format_clock = FormatUtcClock;
+  input.now_unix_ms = k1405Utc;
   return input;
 }
 

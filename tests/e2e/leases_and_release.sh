@@ -27,6 +27,15 @@ expect_eq "$STATUS" 0 "release"
 expect_contains "$OUT" "released" "says what it released"
 run_status "$GPUPIN" "${SIM[@]}" --json leases
 expect_contains "$OUT" '"leases": []' "all released"
+# A reservation that ends on another day names that day, in the listing and
+# in the reason another pick gives.
+"$GPUPIN" "${SIM[@]}" pick --ttl 48h >/dev/null
+day=$(LC_ALL=C date -d '+48 hours' '+%b %-d')
+run_status "$GPUPIN" "${SIM[@]}" leases
+expect_contains "$OUT" "reserved until $day " "a 48 h reservation's day"
+run_status "$GPUPIN" "${SIM[@]}" pick --explain
+expect_contains "$ERR" "until $day " "the day in --explain"
+run_status "$GPUPIN" "${SIM[@]}" release
 run_status "$GPUPIN" "${SIM[@]}" release no-such-lease
 expect_eq "$STATUS" 1 "unknown id"
 expect_contains "$ERR" "no lease 'no-such-lease'" "names the id"
