@@ -100,7 +100,7 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   } else {
     request->holder = client->identity();
   }
-  request->command = "docker " + JoinCommand(args);
+  request->command = "docker " + LeaseCommand(args);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();
   Result<DockerInvocation> invocation =

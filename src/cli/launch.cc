@@ -33,15 +33,6 @@ Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_gi
   return acquire;
 }
 
-std::string JoinCommand(const std::vector<std::string>& argv) {
-  std::string text;
-  for (const std::string& arg : argv) {
-    if (!text.empty()) text += ' ';
-    text += arg;
-  }
-  return text.size() > 200 ? text.substr(0, 197) + "..." : text;
-}
-
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
   std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), pid);
   if (!start)

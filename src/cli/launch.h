@@ -16,9 +16,6 @@ namespace gpupin {
 // --wait appeared at all (with or without a duration).
 Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_given);
 
-// "python train.py --lr 3e-4": a command line as other users see it.
-std::string JoinCommand(const std::vector<std::string>& argv);
-
 // Identity of a process that must exist (the caller's shell for pick/env).
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid);
 

@@ -82,6 +82,9 @@ Result<StateSnapshot> ReadState(World& world) {
   Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
     for (Lease& lease : txn.ReadLeases()) {
       LeaseState state = EvaluateLease(lease, facts);
+      // Another user's reservation stays a reservation in its file while its
+      // job runs (only its owner rewrites it): show what it has become.
+      if (std::optional<Lease> handed = HandedToJob(lease, facts)) lease = std::move(*handed);
       snapshot.leases.push_back({std::move(lease), state});
     }
     const ProcFs& procfs = world.procfs();

@@ -17,6 +17,11 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   facts.now_unix_ms = NowUnixMs();
   facts.process_start_time = [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); };
   facts.process_uid = [&procfs](int pid) { return procfs.Uid(pid); };
+  facts.process_command = [&procfs](int pid) -> std::optional<std::string> {
+    std::optional<std::vector<std::string>> argv = procfs.Argv(pid);
+    if (!argv) return std::nullopt;
+    return LeaseCommand(*argv);
+  };
   for (const Gpu& gpu : inventory.gpus) {
     if (!gpu.healthy() || !gpu.processes_known) continue;
     std::vector<uint32_t>& pids = facts.gpu_pids[gpu.uuid];

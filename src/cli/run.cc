@@ -89,7 +89,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   Result<PendingChild> child = CreatePendingChild();
   if (!child.ok()) return child.error();
   request->holder = child->identity();
-  request->command = JoinCommand(command);
+  request->command = LeaseCommand(command);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();
 

@@ -48,11 +48,27 @@ LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
   return LeaseState::kLive;
 }
 
-std::optional<ProcessIdentity> ReservationJob(const Lease& lease, const LivenessFacts& facts) {
+std::string LeaseCommand(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const std::string& arg : argv) {
+    if (!text.empty()) text += ' ';
+    text += arg;
+  }
+  return text.size() > 200 ? text.substr(0, 197) + "..." : text;
+}
+
+std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts) {
   if (!lease.is_reservation() || !facts.process_start_time) return std::nullopt;
   for (uint32_t pid : NewProcessesOnCards(lease, facts)) {
-    std::optional<uint64_t> start = facts.process_start_time(static_cast<int>(pid));
-    if (start) return ProcessIdentity{static_cast<int>(pid), *start};
+    const int job = static_cast<int>(pid);
+    std::optional<uint64_t> start = facts.process_start_time(job);
+    if (!start) continue;
+    Lease handed = lease;
+    handed.holder = {job, *start};
+    handed.reservation_deadline_unix_ms.reset();
+    handed.reservation_baseline_pids.clear();
+    if (facts.process_command) handed.command = facts.process_command(job).value_or(lease.command);
+    return handed;
   }
   return std::nullopt;
 }

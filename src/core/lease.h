@@ -51,6 +51,9 @@ struct LivenessFacts {
   std::function<std::optional<uint64_t>(int pid)> process_start_time;
   // Real uid of a live process, or nullopt if it cannot be read.
   std::function<std::optional<uint32_t>(int pid)> process_uid;
+  // A live process's command line, as a lease records it; nullopt if it
+  // cannot be read.
+  std::function<std::optional<std::string>(int pid)> process_command;
   // PIDs NVML lists on each GPU (by UUID). Missing UUID: unknown.
   std::map<std::string, std::vector<uint32_t>> gpu_pids;
   // Whether a container still exists; nullopt: cannot tell (keep the lease).
@@ -66,6 +69,10 @@ enum class LeaseState {
 
 LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);
 
+// "python train.py --lr 3e-4": a command line as a lease records it for
+// other users to read, at most 200 characters.
+std::string LeaseCommand(const std::vector<std::string>& argv);
+
 // Whether a record of user `uid` (a lease or a queue ticket) may still count
 // on `process`: it lives (a reused PID is not it), and, unless the record is
 // root's, it runs as that user. Anyone can write a record naming init or
@@ -73,9 +80,11 @@ LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);
 // for as long as that process lives.
 bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const LivenessFacts& facts);
 
-// The job that started on a reservation's cards: a live process that was
-// not there at reservation time. Its owner hands the reservation over to it
-// (sys/lease_store), so the lease then ends exactly when the job does.
-std::optional<ProcessIdentity> ReservationJob(const Lease& lease, const LivenessFacts& facts);
+// A reservation handed over to its job, the first live process on its cards
+// that was not there at reservation time: held by the job, so that it ends
+// exactly when the job does, and named for the job's command. Its owner
+// writes it so (sys/lease_store); `leases` shows it so to everyone.
+// nullopt: not a reservation, or no job yet.
+std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts);
 
 }  // namespace gpupin

@@ -86,18 +86,29 @@ TEST(EvaluateLease, ReservationPassesToItsJobWhileTheJobRuns) {
   EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationExpired);
 }
 
-TEST(EvaluateLease, ReservationJobIsTheNewLiveProcess) {
+TEST(EvaluateLease, AReservationIsHandedToTheNewLiveProcess) {
   Lease lease = HeldBy(10, 5);
+  lease.command = "pick (reserved for the next job)";
   lease.reservation_deadline_unix_ms = 2000;
   lease.reservation_baseline_pids = {77};
   LivenessFacts facts = World({{10, 5}, {78, 9}});
+  facts.process_command = [](int pid) -> std::optional<std::string> {
+    if (pid == 78) return "python train.py";
+    return std::nullopt;
+  };
   facts.gpu_pids["GPU-a"] = {77};
-  EXPECT_FALSE(ReservationJob(lease, facts).has_value()) << "no job yet";
-  facts.gpu_pids["GPU-a"] = {77, 78};
-  std::optional<ProcessIdentity> job = ReservationJob(lease, facts);
-  ASSERT_TRUE(job.has_value());
-  EXPECT_EQ(*job, (ProcessIdentity{78, 9}));
-  EXPECT_FALSE(ReservationJob(HeldBy(10, 5), facts).has_value())
+  EXPECT_FALSE(HandedToJob(lease, facts).has_value()) << "no job yet";
+  facts.gpu_pids["GPU-a"] = {77, 79, 78};  // 79 has already gone
+  std::optional<Lease> handed = HandedToJob(lease, facts);
+  ASSERT_TRUE(handed.has_value());
+  EXPECT_EQ(handed->holder, (ProcessIdentity{78, 9}));
+  EXPECT_EQ(handed->command, "python train.py");
+  EXPECT_FALSE(handed->is_reservation());
+  EXPECT_TRUE(handed->reservation_baseline_pids.empty());
+  EXPECT_EQ(handed->gpu_uuids, lease.gpu_uuids);
+  facts.process_command = nullptr;
+  EXPECT_EQ(HandedToJob(lease, facts)->command, lease.command) << "a command it cannot read";
+  EXPECT_FALSE(HandedToJob(HeldBy(10, 5), facts).has_value())
       << "only reservations have jobs to hand over to";
 }
 
@@ -113,6 +124,15 @@ TEST(EvaluateLease, NonReservationIgnoresNewProcesses) {
   LivenessFacts facts = World({{10, 5}}, 1 << 30);
   facts.gpu_pids["GPU-a"] = {1234};
   EXPECT_EQ(EvaluateLease(HeldBy(10, 5), facts), LeaseState::kLive);
+}
+
+TEST(LeaseCommand, JoinsTheArgumentsAndCutsLongOnes) {
+  EXPECT_EQ(LeaseCommand({"python", "train.py", "--lr", "3e-4"}), "python train.py --lr 3e-4");
+  EXPECT_EQ(LeaseCommand({}), "");
+  std::string cut = LeaseCommand({"python", std::string(300, 'x')});
+  EXPECT_EQ(cut.size(), 200u);
+  EXPECT_EQ(cut.substr(0, 8), "python x");
+  EXPECT_EQ(cut.substr(197), "...");
 }
 
 TEST(EvaluateLease, ContainerDecidesOnceAttached) {

@@ -200,11 +200,9 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
       // ends when the job does rather than at its TTL. Only the owner can
       // rewrite the file; others keep seeing a live reservation while the
       // job runs, which is safe, only slower to free.
-      if (std::optional<ProcessIdentity> job = ReservationJob(lease, facts);
-          job && lease.uid == geteuid()) {
-        lease.holder = *job;
-        lease.reservation_deadline_unix_ms.reset();
-        lease.reservation_baseline_pids.clear();
+      if (std::optional<Lease> handed = HandedToJob(lease, facts);
+          handed && lease.uid == geteuid()) {
+        lease = std::move(*handed);
         (void)UpdateLease(lease);
       }
       live.push_back(std::move(lease));

@@ -118,6 +118,31 @@ TEST(LeaseStore, AddReadUpdateRemove) {
   EXPECT_TRUE(f.diagnostics.empty());
 }
 
+TEST(LeaseStore, AReservationIsHandedToItsJobAndNamedForIt) {
+  Fixture f;
+  Lease reservation = LeaseOn("GPU-a");
+  reservation.command = "pick (reserved for the next job)";
+  reservation.reservation_deadline_unix_ms = 60000;
+  const ProcessIdentity job{getppid(), StartTime(getppid()).value_or(0)};
+  LivenessFacts facts = RealFacts();
+  facts.gpu_pids["GPU-a"] = {static_cast<uint32_t>(job.pid)};
+  facts.process_command = [job](int pid) -> std::optional<std::string> {
+    if (pid == job.pid) return "python train.py";
+    return std::nullopt;
+  };
+  f.Transact([&](LeaseTransaction& t) {
+    ASSERT_TRUE(t.AddLease(reservation).ok());
+    ASSERT_EQ(t.LiveLeases(facts).size(), 1u);
+  });
+  f.Transact([&](LeaseTransaction& t) {
+    std::vector<Lease> leases = t.ReadLeases();
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].holder, job);
+    EXPECT_FALSE(leases[0].is_reservation());
+    EXPECT_EQ(leases[0].command, "python train.py");
+  });
+}
+
 TEST(LeaseStore, RefusesUnsafeSubdirectories) {
   Fixture f;
   ASSERT_TRUE(f.Open().ok());

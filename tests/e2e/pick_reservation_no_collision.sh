@@ -29,6 +29,12 @@ if (($(grep -c '"event":"end"' "$log") == 0)); then
   run_status "$GPUPIN" --simulate "$scenario" pick --ttl 5s
   expect_eq "$STATUS" 3 "pick while every card runs a job"
   expect_eq "$OUT" "" "pick's stdout on failure"
+  # Each reservation now belongs to its job: leases names the workloads,
+  # not the picks that reserved for them.
+  run_status "$GPUPIN" --simulate "$scenario" leases
+  leases=$(sed '/^WAITING/,$d' <<<"$OUT")  # the queue's tickets are still picks
+  expect_eq "$(grep -c 'gpupin-sim-workload --mem 2G' <<<"$leases")" 4 "leases held by the running workloads"
+  [[ $leases != *"reserved"* ]] || fail "a running job's lease still reads as a pick: $leases"
 fi
 
 wait_all_ok "${STARTED[@]}"
