@@ -325,15 +325,16 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       }
       input.request = request.request;
       input.now_unix_ms = facts.now_unix_ms;
-      std::vector<CardVerdict> failed_verdicts;
-      Result<Selection> selection = ChooseGpus(input, &failed_verdicts);
+      ChoiceFailure failure;
+      Result<Selection> selection = ChooseGpus(input, &failure);
       if (!selection.ok()) {
         if (!fresh_look) {
           look_again = true;
           return Ok{};
         }
-        if (verdicts) *verdicts = failed_verdicts;
-        if (selection.error().code != ExitCode::kNoGpu || !request.wait) {
+        if (verdicts) *verdicts = failure.verdicts;
+        if (selection.error().code != ExitCode::kNoGpu || !request.wait ||
+            !failure.waiting_can_help) {
           refusal = selection.error();
           if (ticket) (void)txn.RemoveTicket(*ticket);
           return Ok{};

@@ -53,14 +53,16 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("--prefer", flags.prefer, "ranking among eligible cards")
       ->check(CLI::IsMember({"free", "util", "index"}))
       ->option_text("free|util|index");
-  app.add_flag("--no-near", flags.no_near, "for -n>1, do not prefer cards close in the topology");
+  app.add_flag("--near,!--no-near", flags.near,
+               "for -n>1, prefer cards close in the topology (the default), or not");
   app.add_flag("--mine-free", flags.mine_free, "my own processes do not make a card busy");
   app.add_option("--max-jobs", flags.max_jobs, "at most N gpupin jobs per card")
       ->check(WholeNumber(1, 10000));
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
                  "queue until GPUs are free (optionally at most DURATION); Ctrl-C, SIGTERM or "
-                 "SIGHUP leaves the queue")
+                 "SIGHUP leaves the queue; a request too few cards could ever meet (lost, "
+                 "MIG, PROHIBITED) exits 3 at once")
       ->expected(0, 1)
       ->option_text("[=DURATION]");
   app.add_option("--poll", flags.poll,
@@ -107,7 +109,7 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   request.prefer = flags.prefer == "util"    ? Preference::kUtil
                    : flags.prefer == "index" ? Preference::kIndex
                                              : Preference::kFree;
-  request.near = !flags.no_near;
+  request.near = flags.near;
   request.mine_free = flags.mine_free;
   request.max_jobs = flags.max_jobs;
   return request;

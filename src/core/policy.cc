@@ -343,6 +343,7 @@ struct Assessment {
   bool over_limit = false;       // blocked by --max-used/--max-util
   bool over_memory = false;      // blocked by --mem not fitting
   bool mine_would_free = false;  // --mine-free would have made it eligible
+  bool unusable = false;         // lost, MIG-enabled or PROHIBITED: no lease ending frees it
 };
 
 const char* ExclusionReason(Excluded excluded) {
@@ -382,6 +383,7 @@ class CardJudge {
       result.reason = ExclusionReason(excluded);
       return result;
     }
+    result.unusable = true;
     if (!gpu.healthy()) {
       result.reason = "unhealthy: " + Printable(*gpu.health_error, kMaxCommandChars);
       return result;
@@ -394,6 +396,7 @@ class CardJudge {
       result.reason = "PROHIBITED compute mode: no process may use it";
       return result;
     }
+    result.unusable = false;
     CardState state = StateOf(input_, gpu);
     if (std::optional<std::string> held = HeldByLease(state)) {
       result.reason = *held;
@@ -656,7 +659,7 @@ const char* PreferenceReason(Preference prefer) {
 }
 
 Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusions,
-                 const std::vector<Assessment>& assessments, size_t eligible) {
+                 const std::vector<Assessment>& assessments, size_t eligible, size_t usable) {
   const std::vector<Gpu>& gpus = input.gpus;
   const Request& request = input.request;
   std::vector<std::string> blocked;
@@ -677,7 +680,14 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
   // the search was limited, or "no GPU available" reads as "all are taken".
   if (std::find(exclusions.begin(), exclusions.end(), Excluded::kNotAllowed) != exclusions.end())
     head += " within " + input.allowed_by;
-  std::string hint = "use --wait to queue";
+  const size_t count = static_cast<size_t>(request.count);
+  std::string hint = usable < count ? fmt::format(
+                                          "{} can run jobs at all, so --wait would wait "
+                                          "for ever",
+                                          usable == 0   ? "no GPU here"
+                                          : usable == 1 ? "only 1 GPU here"
+                                                        : fmt::format("only {} GPUs here", usable))
+                                    : "use --wait to queue";
   if (over_limit) hint += ", or relax --max-used/--max-util";
   if (over_memory) hint += ", or ask for less --mem";
   if (mine_would_free) hint += ", or --mine-free to ignore your own processes";
@@ -687,8 +697,7 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
 
 }  // namespace
 
-Result<Selection> ChooseGpus(const PolicyInput& input,
-                             std::vector<CardVerdict>* verdicts_on_failure) {
+Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure) {
   const Request& request = input.request;
   auto limits = CheckRequest(request);
   if (!limits) return limits.error();
@@ -725,8 +734,12 @@ Result<Selection> ChooseGpus(const PolicyInput& input,
   }
   size_t count = static_cast<size_t>(request.count);
   if (ranked.size() < count) {
-    if (verdicts_on_failure) *verdicts_on_failure = verdicts;
-    return NoGpuError(input, exclusions, assessments, ranked.size());
+    size_t usable = 0;
+    for (size_t position = 0; position < input.gpus.size(); ++position) {
+      if (exclusions[position] == Excluded::kNo && !assessments[position].unusable) ++usable;
+    }
+    if (failure) *failure = {verdicts, usable >= count};
+    return NoGpuError(input, exclusions, assessments, ranked.size(), usable);
   }
 
   std::sort(ranked.begin(), ranked.end(), [&](const Candidate& a, const Candidate& b) {

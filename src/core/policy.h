@@ -98,14 +98,23 @@ struct Selection {
 // Validates the request (ExitCode::kUsage for contradictions such as a
 // count of 0 or an id in --only that names no GPU). When fewer than
 // request.count cards are eligible, returns ExitCode::kNoGpu with one line
-// naming what blocked each card; `verdicts` are still useful for --explain,
-// so they come back through the out-parameter when it is given.
+// naming what blocked each card; the verdicts are still useful for
+// --explain, so they come back through the out-parameter when it is given,
+// with whether waiting could help.
 // A count that no state of the cards could meet (more than exist, than the
 // caller's allocation, than --only/--exclude leave, or than have --mem) is
 // kUsage, not kNoGpu: waiting would never help.
 // The chosen cards come in NVML order; the rules and their reasons are at the
 // top of policy.cc.
-Result<Selection> ChooseGpus(const PolicyInput& input,
-                             std::vector<CardVerdict>* verdicts_on_failure = nullptr);
+// What a failed choice still tells.
+struct ChoiceFailure {
+  std::vector<CardVerdict> verdicts;  // one per GPU, in NVML order
+  // False when fewer cards than asked can run jobs at all (lost, in reset,
+  // MIG-enabled, PROHIBITED): no lease ending would free enough, so a
+  // --wait would hold the queue's head for ever.
+  bool waiting_can_help = true;
+};
+
+Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure = nullptr);
 
 }  // namespace gpupin

@@ -92,9 +92,9 @@ PolicyInput IdleBox(uint32_t count) {
 
 // The verdict of every card, or of every card on failure.
 std::vector<CardVerdict> VerdictsOf(const PolicyInput& input) {
-  std::vector<CardVerdict> on_failure;
+  ChoiceFailure on_failure;
   auto selection = ChooseGpus(input, &on_failure);
-  return selection ? selection->verdicts : on_failure;
+  return selection ? selection->verdicts : on_failure.verdicts;
 }
 
 std::string ReasonOf(const PolicyInput& input, uint32_t index) {
@@ -416,8 +416,9 @@ TEST(PolicySharedTest, FourTwentyGigJobsFitOnAnEightyGigCardTheFifthDoesNot) {
   }
   PolicyInput full =
       SharedCard(std::vector<std::pair<uint64_t, uint64_t>>(4, {20 * kGiB, 0}), 20 * kGiB);
-  std::vector<CardVerdict> verdicts;
-  auto selection = ChooseGpus(full, &verdicts);
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(full, &failure);
+  const std::vector<CardVerdict>& verdicts = failure.verdicts;
   ASSERT_FALSE(selection.ok());
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_EQ(selection.error().message,
@@ -708,8 +709,9 @@ TEST(PolicyFailureTest, OneLineNamesWhatBlockedEachCard) {
   input.gpus[1] = MakeGpu(1, static_cast<uint64_t>(23.1 * kGiB));
   input.gpus[2].utilization_gpu_percent = 87;
   input.request.exclude = {"3"};
-  std::vector<CardVerdict> verdicts;
-  auto selection = ChooseGpus(input, &verdicts);
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(input, &failure);
+  const std::vector<CardVerdict>& verdicts = failure.verdicts;
   ASSERT_FALSE(selection.ok());
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   // The excluded card is in the verdicts, not in the line.
@@ -731,8 +733,9 @@ TEST(PolicyFailureTest, SaysTheSearchWasLimitedToCudaVisibleDevices) {
   input.allowed_by = "CUDA_VISIBLE_DEVICES=2,3";
   input.live_leases.push_back(MakeLease("a", {2}, 4121, "alice"));
   input.gpus[3] = MakeGpu(3, 4 * kGiB);
-  std::vector<CardVerdict> verdicts;
-  auto selection = ChooseGpus(input, &verdicts);
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(input, &failure);
+  const std::vector<CardVerdict>& verdicts = failure.verdicts;
   ASSERT_FALSE(selection.ok());
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_EQ(selection.error().message,
@@ -744,7 +747,7 @@ TEST(PolicyFailureTest, SaysTheSearchWasLimitedToCudaVisibleDevices) {
 
   input.request.count = 2;
   input.live_leases.clear();
-  selection = ChooseGpus(input, &verdicts);
+  selection = ChooseGpus(input, &failure);
   ASSERT_FALSE(selection.ok());
   EXPECT_THAT(selection.error().message,
               ::testing::StartsWith("2 GPUs asked, only 1 available within "
@@ -753,7 +756,7 @@ TEST(PolicyFailureTest, SaysTheSearchWasLimitedToCudaVisibleDevices) {
   // An allowed list that leaves no card out limits nothing worth saying.
   input.allowed_gpu_indices = std::vector<uint32_t>{0, 1, 2, 3};
   input.live_leases.push_back(MakeLease("a", {0, 1, 2}, 4121, "alice"));
-  selection = ChooseGpus(input, &verdicts);
+  selection = ChooseGpus(input, &failure);
   ASSERT_FALSE(selection.ok());
   EXPECT_THAT(selection.error().message, ::testing::StartsWith("no GPU available: GPU 0 leased"));
 }
@@ -762,8 +765,9 @@ TEST(PolicyFailureTest, FewerThanAskedSaysHowMany) {
   PolicyInput input = IdleBox(3);
   input.live_leases.push_back(MakeLease("a", {0, 1}, 4121, "alice"));
   input.request.count = 2;
-  std::vector<CardVerdict> verdicts;
-  auto selection = ChooseGpus(input, &verdicts);
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(input, &failure);
+  const std::vector<CardVerdict>& verdicts = failure.verdicts;
   ASSERT_FALSE(selection.ok());
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_EQ(selection.error().message,
@@ -794,6 +798,43 @@ TEST(PolicyFailureTest, LostAndMigCardsAreNoGpuNotUsage) {
   auto selection = ChooseGpus(input);
   ASSERT_FALSE(selection.ok());
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
+}
+
+// A request that only cards which cannot run jobs at all could meet must not
+// wait: in a first-come-first-served queue it would block everyone for ever.
+TEST(PolicyFailureTest, WaitingCannotHelpWhenTooFewCardsCanRunJobs) {
+  PolicyInput input = IdleBox(4);
+  input.gpus[0].mig_enabled = true;
+  input.gpus[1].compute_mode = ComputeMode::kProhibited;
+  input.gpus[2].health_error = "GPU is lost";
+  input.live_leases.push_back(MakeLease("a", {3}, 4121, "alice"));
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(input, &failure);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
+  EXPECT_TRUE(failure.waiting_can_help) << "GPU 3 frees when alice's job ends";
+  EXPECT_THAT(selection.error().message, HasSubstr("; use --wait to queue"));
+
+  input.request.count = 2;
+  selection = ChooseGpus(input, &failure);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
+  EXPECT_FALSE(failure.waiting_can_help);
+  EXPECT_THAT(selection.error().message,
+              HasSubstr("GPU 0 MIG enabled; pick an instance (gpupin chooses whole GPUs only); "
+                        "GPU 1 PROHIBITED compute mode"));
+  EXPECT_THAT(selection.error().message,
+              ::testing::EndsWith("; only 1 GPU here can run jobs at all, so --wait would wait "
+                                  "for ever"));
+  EXPECT_EQ(failure.verdicts.size(), 4u);
+
+  input.request.only = {"0", "1"};
+  selection = ChooseGpus(input, &failure);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_FALSE(failure.waiting_can_help);
+  EXPECT_THAT(selection.error().message,
+              ::testing::EndsWith("; no GPU here can run jobs at all, so --wait would wait for "
+                                  "ever"));
 }
 
 struct UsageCase {
