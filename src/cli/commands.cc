@@ -169,9 +169,13 @@ int Dispatch(int argc, char** argv) {
       ->option_text("FILE");
   app.add_option("--nvml", globals.nvml, "the libnvidia-ml to load (env GPUPIN_NVML_LIBRARY)")
       ->option_text("PATH");
+  // An empty value would quietly mean the default directory: leases there
+  // and here would not see each other.
   app.add_option("--state-dir", globals.state_dir, "shared state directory (env GPUPIN_STATE_DIR)")
       ->envname("GPUPIN_STATE_DIR")
-      ->option_text("DIR");
+      ->option_text("DIR")
+      ->check(CLI::Validator(
+          [](const std::string& dir) { return dir.empty() ? "give a directory" : ""; }, "DIR"));
   // Defaults for any option, global or per command, from a TOML file (env
   // GPUPIN_CONFIG): `state-dir = "/run/gpupin"`, and per command a section,
   // e.g. `[run]` with `order = "1,2,3,0"`. The command line wins.

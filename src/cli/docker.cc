@@ -53,8 +53,8 @@ std::optional<std::string> ReadContainerId(const std::string& path) {
 }
 
 Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest request) {
-  Result<int64_t> ttl = ParseDurationMs(options.ttl);
-  if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+  Result<int64_t> ttl = ParseReservationTtlMs(options.ttl);
+  if (!ttl.ok()) return ttl.error();
   Result<ProcessIdentity> holder = IdentifyReservationHolder(world, std::nullopt);
   if (!holder.ok()) return holder.error();
   request.holder = *holder;
@@ -146,8 +146,9 @@ CommandSpec DockerCommand() {
         AddPolicyOptions(app, options->policy);
         app.add_flag("--print", options->print,
                      "only print the --gpus flag (reserving the GPUs, as pick does)");
-        app.add_option("--ttl", options->ttl,
-                       "with --print: hold the reservation at most this long (default 60s)")
+        app.add_option(
+               "--ttl", options->ttl,
+               "with --print: hold the reservation at most this long, more than 0 (default 60s)")
             ->option_text("DURATION");
         app.footer("Example: gpupin docker -n 2 -- run --rm -it pytorch/pytorch python train.py");
         return [options, &app](World& world) {

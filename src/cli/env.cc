@@ -39,8 +39,8 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
   if (!request.ok()) return request.error();
   if (options.ttl) {
-    Result<int64_t> ttl = ParseDurationMs(*options.ttl);
-    if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+    Result<int64_t> ttl = ParseReservationTtlMs(*options.ttl);
+    if (!ttl.ok()) return ttl.error();
     request->reservation_ttl_ms = *ttl;
   }
   Result<ProcessIdentity> holder = IdentifyReservationHolder(world, options.for_pid);
@@ -85,7 +85,8 @@ CommandSpec EnvCommand() {
                        "hold the GPUs while this process lives (default: the shell)")
             ->option_text("PID");
         app.add_option("--ttl", options->ttl,
-                       "instead, reserve as pick does: until DURATION passes, and while the job "
+                       "instead, reserve as pick does: until DURATION (more than 0) passes, and "
+                       "while the job "
                        "started on them runs")
             ->option_text("DURATION");
         app.footer("Example: eval \"$(gpupin env --mem 20G)\"");

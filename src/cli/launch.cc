@@ -33,6 +33,16 @@ Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_gi
   return acquire;
 }
 
+Result<int64_t> ParseReservationTtlMs(const std::string& text) {
+  Result<int64_t> ttl = ParseDurationMs(text);
+  if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+  if (*ttl <= 0) {
+    return MakeError(ExitCode::kUsage,
+                     "--ttl: must be longer than 0; a reservation of no time holds nothing");
+  }
+  return ttl;
+}
+
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
   std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), pid);
   if (!start)

@@ -16,6 +16,10 @@ namespace gpupin {
 // --wait appeared at all (with or without a duration).
 Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_given);
 
+// The --ttl of a reservation (pick, env, docker --print). 0 is refused: a
+// reservation of no time holds nothing, and the next pick gets the same card.
+Result<int64_t> ParseReservationTtlMs(const std::string& text);
+
 // Identity of a process that must exist (the caller's shell for pick/env).
 Result<ProcessIdentity> IdentifyProcess(const World& world, int pid);
 

@@ -23,8 +23,8 @@ struct PickOptions {
 Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
   if (!request.ok()) return request.error();
-  Result<int64_t> ttl = ParseDurationMs(options.ttl);
-  if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+  Result<int64_t> ttl = ParseReservationTtlMs(options.ttl);
+  if (!ttl.ok()) return ttl.error();
   // The reservation belongs to the shell that runs `$(gpupin pick)`, not
   // to the command substitution's short-lived copy of it nor to a `timeout`
   // or `sh -c` that only runs gpupin: it ends when that shell ends, when the
@@ -68,7 +68,7 @@ CommandSpec PickCommand() {
             auto options = std::make_shared<PickOptions>();
             AddPolicyOptions(app, options->policy);
             app.add_option("--ttl", options->ttl,
-                           "hold the reservation at most this long (default 60s)")
+                           "hold the reservation at most this long, more than 0 (default 60s)")
                 ->option_text("DURATION");
             app.add_flag("--explain", options->explain,
                          "say for every card why it was taken or passed over (stderr)");

@@ -21,7 +21,7 @@ struct PolicyFlags {
   std::vector<std::string> exclude;
   std::vector<std::string> order;
   std::string prefer = "free";
-  bool no_near = false;
+  bool near = true;
   bool mine_free = false;
   std::optional<int> max_jobs;
   bool uuid = false;

@@ -23,6 +23,19 @@ TEST(PolicyOptionsTest, FlagsBecomeARequest) {
   EXPECT_TRUE(request->mine_free);
 }
 
+TEST(PolicyOptionsTest, NearIsOnUnlessTurnedOff) {
+  for (auto [args, near] : std::vector<std::pair<std::string, bool>>{
+           {"", true}, {"--near", true}, {"--no-near", false}, {"--no-near --near", true}}) {
+    CLI::App app;
+    PolicyFlags flags;
+    AddPolicyOptions(app, flags);
+    app.parse(args, false);
+    Result<Request> request = ToRequest(flags);
+    ASSERT_TRUE(request.ok()) << request.error().message;
+    EXPECT_EQ(request->near, near) << args;
+  }
+}
+
 TEST(PolicyOptionsTest, BadValuesAreUsageErrorsNamingTheOption) {
   for (auto [field, value] : std::vector<std::pair<std::string, std::string>>{
            {"mem", "lots"}, {"mem", "0"}, {"max-used", "120%"}, {"max-util", "x"}}) {

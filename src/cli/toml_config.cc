@@ -142,8 +142,10 @@ std::optional<std::string> ScalarText(const toml::node& node) {
   return std::nullopt;
 }
 
-CLI::ConfigItem Item(const Place& place, const CLI::App& command, std::vector<std::string> parents,
-                     const std::string& name, const toml::node& value) {
+// nullopt: the option stays as if not given (`wait = false`).
+std::optional<CLI::ConfigItem> Item(const Place& place, const CLI::App& command,
+                                    std::vector<std::string> parents, const std::string& name,
+                                    const toml::node& value) {
   const CLI::Option* option = FindOption(command, name);
   if (!option) {
     place.Fail(value.source(), fmt::format("{} has no option --{}; see {} --help",
@@ -161,10 +163,25 @@ CLI::ConfigItem Item(const Place& place, const CLI::App& command, std::vector<st
     }
     item.inputs.push_back(std::move(*text));
   };
+  // CLI11 would read "yes" or 2 as a flag's value and say nothing.
+  if (option->get_items_expected_max() == 0 && !value.is_boolean()) {
+    place.Fail(value.source(), fmt::format("{} is a switch: give true or false", name));
+  }
+  // An option whose value may be left out (--wait[=DURATION]): true gives
+  // it without one, as on the command line.
+  if (const auto* flag = value.as_boolean();
+      flag && option->get_expected_min() == 0 && option->get_items_expected_max() > 0) {
+    if (!flag->get()) return std::nullopt;
+    item.inputs.emplace_back();
+    return item;
+  }
   if (const toml::array* values = value.as_array()) {
     // CLI11 would quietly keep one of them.
     if (option->get_items_expected_max() <= 1) {
       place.Fail(value.source(), fmt::format("{} takes one value, not an array", name));
+    }
+    if (values->empty()) {
+      place.Fail(value.source(), fmt::format("{}: an empty array gives no value", name));
     }
     for (const toml::node& element : *values) add(element);
   } else {
@@ -202,7 +219,7 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     const std::string name = PutBack(key.str());
     const toml::table* section = node.as_table();
     if (!section) {
-      read.push_back(Item(place, app_, {}, name, node));
+      if (auto item = Item(place, app_, {}, name, node)) read.push_back(std::move(*item));
       continue;
     }
     const CLI::App* command = Subcommand(app_, name);
@@ -219,7 +236,8 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                    fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,
                                option, name, name));
       }
-      read.push_back(Item(place, *command, {name}, option, value));
+      if (auto item = Item(place, *command, {name}, option, value))
+        read.push_back(std::move(*item));
     }
   }
   return read;

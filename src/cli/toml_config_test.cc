@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ class TomlConfigTest : public ::testing::Test {
     pick->add_option("--order", order_);
     pick->add_option("--mem", mem_);
     pick->add_option("--count", count_);
+    pick->add_option("--wait", wait_)->expected(0, 1);
     app_.set_config("--config");
     app_.config_formatter(std::make_shared<TomlConfig>(app_));
   }
@@ -54,6 +56,7 @@ class TomlConfigTest : public ::testing::Test {
   std::vector<std::string> order_;
   std::string mem_;
   int count_ = 0;
+  std::optional<std::string> wait_;
 };
 
 TEST_F(TomlConfigTest, SetsGlobalAndSectionOptionsOfEveryKind) {
@@ -107,6 +110,29 @@ TEST_F(TomlConfigTest, ValuesMustFitTheOption) {
             std::string::npos);
   EXPECT_NE(ErrorFor("[pick]\norder = [[\"1\"]]\n").find("give a string, number or true/false"),
             std::string::npos);
+  EXPECT_EQ(ErrorFor("[pick]\norder = []\n"),
+            dir_ / "gpupin.toml:2: order: an empty array gives no value");
+}
+
+TEST_F(TomlConfigTest, ASwitchTakesOnlyTrueOrFalse) {
+  for (std::string value : {"\"yes\"", "\"no\"", "2", "0", "[true]"}) {
+    EXPECT_EQ(ErrorFor("\nverbose = " + value + "\n"),
+              dir_ / "gpupin.toml:2: verbose is a switch: give true or false")
+        << value;
+  }
+  Parse("verbose = false\n");
+  EXPECT_FALSE(verbose_);
+}
+
+// --wait[=DURATION]: true gives it without a value, false leaves it out.
+TEST_F(TomlConfigTest, AnOptionalValueTakesTrueOrFalse) {
+  Parse("[pick]\nwait = true\n");
+  EXPECT_EQ(wait_, std::optional<std::string>(""));
+  wait_.reset();
+  Parse("[pick]\nwait = false\n");
+  EXPECT_FALSE(wait_.has_value());
+  Parse("[pick]\nwait = \"5m\"\n");
+  EXPECT_EQ(wait_, std::optional<std::string>("5m"));
 }
 
 // toml++ 3.3.0 reaches undefined behaviour on U+00A1..U+0499,

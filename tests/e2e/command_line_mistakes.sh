@@ -64,13 +64,22 @@ for words in "pick -n 0:--count: '0': write a whole number from 1 to 4096" \
   "pick --wait=1e10s:--wait: duration '1e10s' is over 1000 days" \
   "pick --wait=2562047h:--wait: duration '2562047h' is over 1000 days" \
   "pick --only ,:--only: an empty id in ','" \
-  "pick --order 0,,1:--order: an empty id in '0,,1'"; do
+  "pick --order 0,,1:--order: an empty id in '0,,1'" \
+  "pick --ttl 0:--ttl: must be longer than 0; a reservation of no time holds nothing" \
+  "env --ttl 0ms:--ttl: must be longer than 0; a reservation of no time holds nothing" \
+  "docker --print --ttl 0s:--ttl: must be longer than 0; a reservation of no time holds nothing"; do
   read -ra args <<<"${words%%:*}"
   run_status timeout $((10 * TIME_FACTOR)) "$GPUPIN" "${SIM[@]}" "${args[@]}"
   expect_eq "$STATUS" 2 "gpupin ${words%%:*}"
   expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for gpupin ${words%%:*}"
   expect_contains "$ERR" "gpupin: ${words#*:}" "gpupin ${words%%:*}"
 done
+# An empty --state-dir would quietly be the default directory, where leases
+# of this one do not count.
+run_status "$GPUPIN" "${SIM[@]}" --state-dir '' pick
+expect_eq "$STATUS" 2 "--state-dir ''"
+expect_eq "$ERR" "gpupin: --state-dir: give a directory; see gpupin --help" "--state-dir ''"
+expect_eq "$OUT" "" "stdout of --state-dir ''"
 printf '[pick]\ncount = 0\n' >"$TEST_TMP/count.toml"
 run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/count.toml" pick
 expect_eq "$STATUS" 2 "count = 0 in a config file"
