@@ -39,7 +39,9 @@
 // - Waiting never helps when the request cannot be met by any state of the
 //   cards: more GPUs than exist, than the caller's allocation, than --only and
 //   --exclude leave, or than have the --mem asked for. That is kUsage. Lost,
-//   MIG-enabled and PROHIBITED cards may come back, so they count as kNoGpu.
+//   MIG-enabled and PROHIBITED cards may come back, so they count as kNoGpu,
+//   but a request that only they could complete is not worth a place in the
+//   queue (ChoiceFailure::waiting_can_help).
 // - For N>1 with --near, closeness comes before --order and --prefer, which
 //   then rank within the closest class (see ClosestSet).
 // - The chosen cards are returned in NVML (PCI) order, whatever ranked them:
@@ -621,27 +623,36 @@ bool RanksBefore(const Candidate& a, const Candidate& b, Preference prefer) {
 //
 // Finding the best set exactly is a clique search; instead, for each
 // closeness class from the closest, every card in rank order seeds a set that
-// takes the next-best cards compatible with all already in it, and the first
-// seed that completes a set wins. Board, switch and NUMA classes are
-// equivalence classes, where this is exact; for NVLink meshes it may miss a
-// set and fall back to the next class. O(classes * n^2 * count): well under a
-// millisecond for 64 GPUs.
+// takes the next-best cards compatible with all already in it. Among the
+// complete sets of the closest class, the one whose weakest card ranks best
+// wins (then its next weakest, and so on): a job spread over the cards runs
+// at the pace of its smallest one, so 79G+79G beats 80G+10G. Board, switch
+// and NUMA classes are equivalence classes, where this is exact; for NVLink
+// meshes it may miss a set and fall back to the next class.
+// O(classes * n^2 * count): well under a millisecond for 64 GPUs.
 std::pair<std::vector<Candidate>, Closeness> ClosestSet(const std::vector<Candidate>& ranked,
                                                         size_t count, const Topology& topology) {
   for (int level = 0; level <= static_cast<int>(Closeness::kSystem); ++level) {
     auto closeness = static_cast<Closeness>(level);
-    for (const Candidate& seed : ranked) {
-      std::vector<Candidate> set = {seed};
-      for (const Candidate& next : ranked) {
-        if (set.size() == count) break;
-        if (next.position == seed.position) continue;
-        bool close = std::all_of(set.begin(), set.end(), [&](const Candidate& member) {
-          return topology.Between(member.position, next.position) <= closeness;
+    std::optional<std::vector<size_t>> best_ranks;  // of the best set so far, weakest first
+    std::vector<Candidate> best;
+    for (size_t seed = 0; seed < ranked.size(); ++seed) {
+      std::vector<size_t> ranks = {seed};
+      for (size_t next = 0; next < ranked.size() && ranks.size() < count; ++next) {
+        if (next == seed) continue;
+        bool close = std::all_of(ranks.begin(), ranks.end(), [&](size_t member) {
+          return topology.Between(ranked[member].position, ranked[next].position) <= closeness;
         });
-        if (close) set.push_back(next);
+        if (close) ranks.push_back(next);
       }
-      if (set.size() == count) return {set, closeness};
+      if (ranks.size() < count) continue;
+      std::sort(ranks.begin(), ranks.end(), std::greater<>());
+      if (best_ranks && *best_ranks <= ranks) continue;
+      best_ranks = ranks;
+      best.clear();
+      for (size_t rank : ranks) best.push_back(ranked[rank]);
     }
+    if (best_ranks) return {best, closeness};
   }
   return {{}, Closeness::kSystem};  // unreachable: every pair is within kSystem
 }

@@ -656,14 +656,16 @@ TEST_P(NearTest, ChoosesClosestSet) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, NearTest,
     ::testing::Values(
-        // GPU 3 is best; its NVLink peer 2 beats the more free GPU 7.
+        // GPU 3 is best, but alone it makes no pair better than 6-7, whose
+        // weaker card (46G) beats GPU 2 (42G); the most free pair, 3 and 7,
+        // is not linked.
         NearCase{"NvLinkPairBeatsFreeMemory",
                  NvLinkPairsBox,
                  3,
                  2,
                  true,
                  {},
-                 {2, 3},
+                 {6, 7},
                  "linked by NVLink"},
         NearCase{"NearOffTakesTheMostFree", NvLinkPairsBox, 3, 2, false, {}, {3, 7}, ""},
         // Peer of the best card busy: the best complete pair wins.
@@ -680,13 +682,30 @@ INSTANTIATE_TEST_SUITE_P(
                  {0, 1, 2, 3},
                  "on one NUMA node"},
         NearCase{"SixSpanNodes", NvLinkPairsBox, 0, 6, true, {}, {0, 3, 4, 5, 6, 7}, ""},
-        NearCase{"SwitchPair", TwoNumaBox, 4, 2, true, {}, {4, 5}, "under one PCIe switch"},
-        NearCase{"ThreeOnOneNode", TwoNumaBox, 1, 3, true, {}, {1, 2, 3}, "on one NUMA node"},
+        // Equally close sets: the one whose weakest card ranks best.
+        NearCase{"SwitchPair", TwoNumaBox, 4, 2, true, {}, {6, 7}, "under one PCIe switch"},
+        NearCase{"ThreeOnOneNode", TwoNumaBox, 1, 3, true, {}, {5, 6, 7}, "on one NUMA node"},
         NearCase{
             "ThreeWhenANodeIsBusy", TwoNumaBox, 1, 3, true, {0, 2}, {5, 6, 7}, "on one NUMA node"},
         NearCase{"SinglesIgnoreTopology", TwoNumaBox, 1, 1, true, {}, {1}, ""},
         NearCase{"UnknownTopology", [] { return IdleBox(4); }, 1, 2, true, {}, {1, 3}, ""}),
     [](const auto& test) { return test.param.name; });
+
+// The audit's case: 80G+10G under one switch, 79G+79G under another. A job
+// spread over two cards runs at the pace of its smaller one.
+TEST(PolicyNearTest, TheWeakestCardDecidesAmongEquallyCloseSets) {
+  PolicyInput input = TwoNumaBox();
+  const std::vector<uint64_t> free_gib = {80, 10, 79, 79, 5, 5, 5, 5};
+  for (uint32_t index = 0; index < 8; ++index)
+    input.gpus[index].memory_free_bytes = free_gib[index] * kGiB;
+  input.request.count = 2;
+  EXPECT_THAT(Chosen(input), ElementsAre(2u, 3u));
+  // Closeness still comes first: 80G beside 10G beats 80G beside 79G
+  // across the switch.
+  input.gpus[3].memory_free_bytes = 0;
+  input.gpus[3].utilization_gpu_percent = 100;
+  EXPECT_THAT(Chosen(input), ElementsAre(0u, 1u));
+}
 
 TEST(PolicyNearTest, SameBoardComesFirst) {
   PolicyInput input = NvLinkPairsBox();
