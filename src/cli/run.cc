@@ -140,7 +140,9 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
 }  // namespace
 
 CommandSpec RunCommand() {
-  return {"run", "run a command on GPUs chosen by the policy, holding a lease for its life",
+  return {"run",
+          "run a command on GPUs chosen by the policy, holding a lease for its life; "
+          "INT, TERM, HUP, QUIT, USR1, USR2 and ALRM are passed on to it",
           [](CLI::App& app) {
             auto options = std::make_shared<RunOptions>();
             AddPolicyOptions(app, options->policy);

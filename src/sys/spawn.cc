@@ -23,7 +23,10 @@ namespace gpupin {
 namespace {
 
 volatile sig_atomic_t g_child_pid = 0;
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+// SIGUSR1/SIGUSR2/SIGALRM too: Slurm's --signal=USR1@120 and the
+// checkpoint-and-requeue of training frameworks send them to the job step,
+// and by default they would kill gpupin and leave the job running unwarned.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 struct sigaction g_previous[std::size(kForwarded)];
 
 void ForwardSignal(int signal, siginfo_t* info, void*) {

@@ -11,3 +11,19 @@ status=0
 wait "$gpupin" || status=$?
 expect_eq "$status" 143 "gpupin run's exit status after SIGTERM"
 expect_eq "$(event_field "$log" end job signal)" 15 "signal the command saw"
+
+# SIGUSR1 (Slurm's --signal=USR1, checkpoint-and-requeue) reaches the
+# command too, rather than killing gpupin and leaving the command unwarned.
+for signal in USR1 USR2 ALRM; do
+  rm -f "$TEST_TMP/signal_ready" "$TEST_TMP/signal_seen"
+  "$GPUPIN" -q --simulate "$EXAMPLES/server-4gpu.json" run -- sh -c \
+    "trap 'echo $signal > $TEST_TMP/signal_seen; exit 7' $signal; echo > $TEST_TMP/signal_ready; while :; do sleep 0.05; done" &
+  gpupin=$!
+  wait_until 10 "the command to start" test -e "$TEST_TMP/signal_ready"
+  kill "-$signal" "$gpupin"
+  status=0
+  wait "$gpupin" || status=$?
+  expect_eq "$status" 7 "gpupin run's exit status after SIG$signal (the command's own)"
+  expect_eq "$(cat "$TEST_TMP/signal_seen" 2>/dev/null)" "$signal" "the command saw SIG$signal"
+done
+echo PASS
