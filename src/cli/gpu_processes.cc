@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
+#include "cli/machine_state.h"
 #include "core/doctor.h"
 
 namespace gpupin {
@@ -19,8 +21,8 @@ std::optional<std::string> JobLeaseId(const ProcFs& procfs, int pid) {
   return id->second;
 }
 
-void Describe(GpuProcessRow& row, const std::vector<Lease>& leases, const LivenessFacts& liveness,
-              const ProcFs& procfs, std::optional<uint64_t> uptime_ticks) {
+void Describe(GpuProcessRow& row, const std::vector<Lease>& live_leases, const ProcFs& procfs,
+              std::optional<uint64_t> uptime_ticks) {
   int pid = static_cast<int>(row.process.pid);
   std::optional<ProcessStat> stat = procfs.Stat(pid);
   if (!stat) return;
@@ -34,15 +36,19 @@ void Describe(GpuProcessRow& row, const std::vector<Lease>& leases, const Livene
     row.elapsed_seconds =
         (*uptime_ticks - stat->start_time_ticks) / static_cast<uint64_t>(ticks_per_second);
   }
-  bool job_gone = false;
-  if (std::optional<std::string> id = JobLeaseId(procfs, pid)) {
-    for (const Lease& lease : leases) {
-      if (lease.id != *id) continue;
-      LeaseState state = EvaluateLease(lease, liveness);
-      if (state == LeaseState::kLive) row.lease_id = lease.id;
-      job_gone = state == LeaseState::kHolderGone || state == LeaseState::kContainerGone;
-    }
+  // The variable counts only under its lease's holder: copied into another
+  // process, it would credit that process to someone else's job.
+  const std::optional<std::string> claimed = JobLeaseId(procfs, pid);
+  const ParentOf parent_of = [&procfs](int child) { return procfs.ParentOf(child); };
+  if (const Lease* job = JobOfProcess(pid, claimed, live_leases, parent_of)) {
+    // A live job's process is not left over, even stopped (Ctrl-Z) or
+    // orphaned (its gpupin killed: the job keeps its card to its end).
+    row.lease_id = job->id;
+    return;
   }
+  // Its job's lease has ended, whether or not its file is still there.
+  const bool job_gone = claimed && std::none_of(live_leases.begin(), live_leases.end(),
+                                                [&](const Lease& l) { return l.id == *claimed; });
   std::optional<ProcessStat> parent = procfs.Stat(stat->ppid);
   row.leftover_reason = LeftoverReason(job_gone, stat->state, stat->ppid,
                                        parent ? std::optional<char>(parent->state) : std::nullopt);
@@ -56,6 +62,10 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
                                                   const ProcFs& procfs) {
   std::vector<GpuProcessRow> rows;
   std::optional<uint64_t> uptime = procfs.UptimeTicks();
+  std::vector<Lease> live_leases;
+  for (const Lease& lease : leases) {
+    if (EvaluateLease(lease, liveness) == LeaseState::kLive) live_leases.push_back(lease);
+  }
   for (const Gpu& gpu : inventory.gpus) {
     std::set<uint32_t> seen;
     auto add = [&](const GpuProcess& process, std::optional<uint32_t> mig_index) {
@@ -64,7 +74,7 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
       row.gpu_index = gpu.index;
       row.mig_index = mig_index;
       row.process = process;
-      Describe(row, leases, liveness, procfs, uptime);
+      Describe(row, live_leases, procfs, uptime);
       rows.push_back(std::move(row));
     };
     // MIG instances first: a MIG GPU's own list repeats its instances' processes.

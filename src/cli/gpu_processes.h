@@ -30,8 +30,10 @@ struct GpuProcessRow {
 };
 
 // One row per process and GPU (MIG instances included), in GPU order.
-// `leases` are all lease records (live or not): a process whose job's lease
-// has a dead holder is a leftover.
+// `leases` are all lease records (live or not). A process belongs to a job
+// when it runs under the holder of the live lease its GPUPIN_LEASE_ID names,
+// and is then never a leftover; one whose GPUPIN_LEASE_ID names no live
+// lease (its holder died, its file is gone) is.
 std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
                                                   const std::vector<Lease>& leases,
                                                   const LivenessFacts& liveness,

@@ -172,8 +172,8 @@ CommandSpec PsCommand() {
       [](CLI::App& app) {
         auto options = std::make_shared<PsOptions>();
         app.add_flag("--leftovers", options->leftovers,
-                     "only processes holding GPU memory whose job is gone (orphaned, stopped, "
-                     "zombie parent)");
+                     "only processes holding GPU memory outside any live job (their "
+                     "GPUPIN_LEASE_ID names an ended lease, or orphaned, stopped, zombie parent)");
         app.add_flag(
             "--devfiles", options->devfiles,
             "also list processes holding /dev/nvidia* open that NVML does not list (fuser's view)");

@@ -23,6 +23,34 @@ expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .user" <<<"$json")
 run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
 expect_contains "$OUT" "no leftover GPU processes" "nothing left over yet"
 
+# GPUPIN_LEASE_ID counts only under the lease's holder: copied into another
+# process it names no job. One that names an ended lease marks a leftover.
+lease=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].id')
+CUDA_VISIBLE_DEVICES=2 GPUPIN_LEASE_ID=$lease "$WORKLOAD" --seconds 60 &
+copier=$!
+CUDA_VISIBLE_DEVICES=1 GPUPIN_LEASE_ID=1-1-0ended0 "$WORKLOAD" --seconds 60 &
+stale=$!
+wait_until 20 "gpupin ps lists 4 processes" gpu_processes_are 4
+json=$("$GPUPIN" "${SIM[@]}" --json ps)
+expect_eq "$(jq -r ".processes[] | select(.pid == $copier) | .lease_id" <<<"$json")" null "a copied GPUPIN_LEASE_ID names no job"
+expect_eq "$(jq -r ".processes[] | select(.pid == $copier) | .leftover_reason" <<<"$json")" null "nor makes a leftover"
+expect_eq "$(jq -r ".processes[] | select(.pid == $stale) | .leftover_reason" <<<"$json")" "its gpupin job is gone" "GPUPIN_LEASE_ID of an ended lease"
+kill "$copier" "$stale"
+wait "$copier" "$stale" 2>/dev/null || true
+
+# The job's gpupin SIGKILLed: the job keeps its lease and its card, so it is
+# still the job's, and not a leftover, orphaned as it is.
+job_pid=$(jq -r '.processes[] | select(.gpu_index == 0) | .pid' <<<"$json")
+kill -KILL "$job"
+wait "$job" 2>/dev/null || true
+json=$("$GPUPIN" "${SIM[@]}" --json ps)
+expect_eq "$(jq -r ".processes[] | select(.pid == $job_pid) | .lease_id" <<<"$json")" "$lease" "the orphaned job's process"
+expect_eq "$(jq -r ".processes[] | select(.pid == $job_pid) | .leftover_reason" <<<"$json")" null "is not a leftover"
+kill -STOP "$job_pid"
+run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
+[[ $OUT != *"$job_pid"* ]] || fail "a live job suspended with Ctrl-Z is listed as a leftover: $OUT"
+kill -CONT "$job_pid"
+
 kill -STOP "$foreign"
 run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
 expect_contains "$OUT" "$foreign" "a stopped process holding GPU memory is a leftover"
@@ -41,6 +69,6 @@ if mknod "$TEST_TMP/nvidia1" c 195 1 2>/dev/null; then
   expect_contains "$OUT" "GPU 1  pid $holder" "the device-file holder is found on the GPU whose minor it holds"
   kill "$holder"
 fi
-kill "$job" "$foreign"
+kill "$job_pid" "$foreign"
 wait
 echo PASS
