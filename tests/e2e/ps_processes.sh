@@ -13,6 +13,7 @@ expect_contains "$OUT" "no processes on any GPU" "idle server"
 job=$!
 CUDA_VISIBLE_DEVICES=3 "$WORKLOAD" --seconds 60 --mem 2G &
 foreign=$!
+is_stopped() { grep -q '^State:[[:space:]]*T' "/proc/$1/status"; }
 gpu_processes_are() { [[ $("$GPUPIN" "${SIM[@]}" --json ps | jq '.processes | length') == "$1" ]]; }
 wait_until 20 "gpupin ps lists the job's and the foreign process" gpu_processes_are 2
 json=$("$GPUPIN" "${SIM[@]}" --json ps)
@@ -47,11 +48,15 @@ json=$("$GPUPIN" "${SIM[@]}" --json ps)
 expect_eq "$(jq -r ".processes[] | select(.pid == $job_pid) | .lease_id" <<<"$json")" "$lease" "the orphaned job's process"
 expect_eq "$(jq -r ".processes[] | select(.pid == $job_pid) | .leftover_reason" <<<"$json")" null "is not a leftover"
 kill -STOP "$job_pid"
+wait_until 10 "the job to stop" is_stopped "$job_pid"
 run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
 [[ $OUT != *"$job_pid"* ]] || fail "a live job suspended with Ctrl-Z is listed as a leftover: $OUT"
 kill -CONT "$job_pid"
 
 kill -STOP "$foreign"
+# SIGSTOP takes effect when the process next runs: on a loaded machine,
+# not at once.
+wait_until 10 "the foreign process to stop" is_stopped "$foreign"
 run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
 expect_contains "$OUT" "$foreign" "a stopped process holding GPU memory is a leftover"
 expect_contains "$OUT" "stopped" "says why"
