@@ -12,6 +12,7 @@
 #include "core/docker_args.h"
 #include "core/units.h"
 #include "out/json_value.h"
+#include "sys/docker_client.h"
 #include "sys/spawn.h"
 
 namespace gpupin {
@@ -120,16 +121,32 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   std::optional<std::string> container;
   if (invocation->detached && status == 0 && invocation->cidfile)
     container = ReadContainerId(*invocation->cidfile);
+  // The container's lease passes to a `docker wait` on it: a process of
+  // this user that ends with the container, which every reader can check
+  // in /proc like any holder, without asking docker or trusting the id.
+  std::optional<ProcessIdentity> watch;
+  if (container) {
+    Result<int> started_watch = StartContainerWatch(invocation->prefix, *container);
+    Result<ProcessIdentity> watcher =
+        started_watch.ok() ? IdentifyProcess(world, *started_watch) : started_watch.error();
+    if (watcher.ok()) {
+      watch = *watcher;
+    } else {
+      world.Note(fmt::format("cannot follow container {}: {}; the GPUs were released",
+                             container->substr(0, 12), watcher.error().message));
+    }
+  }
   Status recorded = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-    if (!container) return txn.RemoveLease(acquired->lease.id);
+    if (!watch) return txn.RemoveLease(acquired->lease.id);
     Lease lease = acquired->lease;
     lease.container_id = container;
+    lease.holder = *watch;
     return txn.UpdateLease(lease);
   });
   if (!recorded.ok()) world.Note("could not update the lease: " + recorded.error().message);
-  if (container)
-    world.Verbose(fmt::format("lease {} now follows container {}", acquired->lease.id,
-                              container->substr(0, 12)));
+  if (watch)
+    world.Verbose(fmt::format("lease {} now follows container {} (held by docker wait, pid {})",
+                              acquired->lease.id, container->substr(0, 12), watch->pid));
   if (invocation->detached && status == 0 && !container) {
     world.Note("docker did not write a container id; the GPUs were released");
   }
@@ -140,7 +157,9 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
 
 CommandSpec DockerCommand() {
   return {
-      "docker", "run docker with --gpus set to GPUs chosen by the policy",
+      "docker",
+      "run docker with --gpus set to GPUs chosen by the policy; the lease lasts while the "
+      "client runs, or for run -d while the container does (a `docker wait` on it holds it)",
       [](CLI::App& app) {
         auto options = std::make_shared<DockerOptions>();
         AddPolicyOptions(app, options->policy);

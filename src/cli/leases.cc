@@ -46,8 +46,6 @@ const char* StateName(LeaseState state) {
       return "holder gone";
     case LeaseState::kReservationExpired:
       return "reservation expired";
-    case LeaseState::kContainerGone:
-      return "container gone";
   }
   return "unknown";
 }

@@ -2,8 +2,6 @@
 
 #include <chrono>
 
-#include "sys/docker_client.h"
-
 namespace gpupin {
 
 int64_t NowUnixMs() {
@@ -27,7 +25,6 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
     std::vector<uint32_t>& pids = facts.gpu_pids[gpu.uuid];
     for (const GpuProcess& process : gpu.processes) pids.push_back(process.pid);
   }
-  facts.container_exists = [](const std::string& id) { return ContainerRunning(id); };
   return facts;
 }
 

@@ -155,6 +155,7 @@ Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
     invocation.cidfile = our_cidfile;
     inserted.insert(inserted.end(), {"--cidfile", our_cidfile});
   }
+  invocation.prefix.assign(args.begin(), subcommand);
   invocation.args.assign(args.begin(), args.begin() + static_cast<long>(position));
   invocation.args.insert(invocation.args.end(), inserted.begin(), inserted.end());
   invocation.args.insert(invocation.args.end(), args.begin() + static_cast<long>(position),

@@ -15,6 +15,9 @@ namespace gpupin {
 struct DockerInvocation {
   std::vector<std::string> args;  // for the docker client, without "docker"
   bool detached = false;          // run -d: the lease follows the container
+  // The words before run/create (`--context NAME`, `-H HOST`, `container`):
+  // `docker PREFIX wait ID` asks the daemon the container runs on.
+  std::vector<std::string> prefix;
   // Where the client writes the container id (ours, or the user's own --cidfile).
   std::optional<std::string> cidfile;
 };

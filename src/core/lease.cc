@@ -21,16 +21,10 @@ std::vector<uint32_t> NewProcessesOnCards(const Lease& lease, const LivenessFact
 
 }  // namespace
 
-// A container lease outlives its holder on purpose: the holder is the
-// `docker run -d` client, which exits as soon as the container starts. Only
-// the container decides, and "cannot tell" keeps the lease rather than
-// handing a card that may be in use to someone else.
+// A container's lease is held like any other, by a process: the `docker
+// wait` that follows the container (cli/docker), so that no record can
+// claim a card on the word of a container id alone.
 LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
-  if (lease.container_id.has_value()) {
-    std::optional<bool> exists =
-        facts.container_exists ? facts.container_exists(*lease.container_id) : std::nullopt;
-    return exists == false ? LeaseState::kContainerGone : LeaseState::kLive;
-  }
   if (lease.is_reservation()) {
     // Once its job has started, a reservation is the job's: it holds the
     // cards while a process that was not there at reservation time runs on

@@ -56,15 +56,12 @@ struct LivenessFacts {
   std::function<std::optional<std::string>(int pid)> process_command;
   // PIDs NVML lists on each GPU (by UUID). Missing UUID: unknown.
   std::map<std::string, std::vector<uint32_t>> gpu_pids;
-  // Whether a container still exists; nullopt: cannot tell (keep the lease).
-  std::function<std::optional<bool>(const std::string& container_id)> container_exists;
 };
 
 enum class LeaseState {
   kLive,
   kHolderGone,          // the holder process died (however it died)
   kReservationExpired,  // deadline passed before the job's process appeared
-  kContainerGone,
 };
 
 LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);

@@ -2,16 +2,20 @@
 // knows the user's context and socket).
 #pragma once
 
-#include <optional>
 #include <string>
+#include <vector>
+
+#include "core/error.h"
 
 namespace gpupin {
 
-// Whether the container is running: true/false from `docker inspect`, false
-// when docker says there is no such container or `container_id` is not an
-// id, nullopt when docker cannot be asked (no client, daemon down, no answer
-// within 3 s, or 6 s already spent on docker by this process): callers keep
-// the lease then.
-std::optional<bool> ContainerRunning(const std::string& container_id);
+// Starts `docker PREFIX wait ID` in a session of its own (a closed terminal
+// does not end it), its input and output on /dev/null, and returns its pid.
+// It runs as long as the container, asking the daemon the container was
+// started on (PREFIX: the words before `run`, such as `--context NAME`,
+// `-H HOST` or `container`): a process of the container's user that can
+// hold the container's lease.
+Result<int> StartContainerWatch(const std::vector<std::string>& prefix,
+                                const std::string& container_id);
 
 }  // namespace gpupin
