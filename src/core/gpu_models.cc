@@ -10,7 +10,8 @@ std::optional<std::pair<const Gpu*, const Gpu*>> TwoModels(const std::vector<Gpu
     if (gpu.name.empty()) continue;
     if (!first) {
       first = &gpu;
-    } else if (gpu.name != first->name || gpu.compute_capability != first->compute_capability) {
+    } else if (gpu.name != first->name || (gpu.compute_capability && first->compute_capability &&
+                                           *gpu.compute_capability != *first->compute_capability)) {
       return std::pair{first, &gpu};
     }
   }

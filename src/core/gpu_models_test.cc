@@ -35,5 +35,18 @@ TEST(TwoModels, AGpuOfUnreadableModelIsNoEvidence) {
   EXPECT_FALSE(TwoModels({lost, Model(1, "NVIDIA L40S", {8, 9}), Model(2, "NVIDIA L40S", {8, 9})}));
 }
 
+// A card whose memory query failed (in reset) still gives its name, but its
+// compute capability was never read.
+TEST(TwoModels, AnUnreadCapabilityIsNoEvidence) {
+  Gpu in_reset = Model(1, "NVIDIA A100-SXM4-40GB", {8, 0});
+  in_reset.compute_capability.reset();
+  in_reset.health_error = "reading memory failed (NVML: GPU requires restart)";
+  EXPECT_FALSE(TwoModels({Model(0, "NVIDIA A100-SXM4-40GB", {8, 0}), in_reset,
+                          Model(2, "NVIDIA A100-SXM4-40GB", {8, 0})}));
+  in_reset.name = "NVIDIA H100";
+  EXPECT_TRUE(TwoModels({Model(0, "NVIDIA A100-SXM4-40GB", {8, 0}), in_reset}))
+      << "its name still tells";
+}
+
 }  // namespace
 }  // namespace gpupin

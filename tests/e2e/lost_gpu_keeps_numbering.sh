@@ -40,4 +40,13 @@ expect_eq "$(jq -c '[.left_out[] | .uuid]' <<<"$OUT")" "[null]" "slurm gres --js
 run_status "$GPUPIN" "${SIM[@]}" --json doctor
 expect_eq "$(jq -r '.findings[] | select(.check == "device_order") | .verdict' <<<"$OUT")" ok \
   "doctor's device order check"
+# A card in reset still gives its name, but not its compute capability:
+# what was not read is no sign of a second model either.
+jq '.gpus[1].errors = {"nvmlDeviceGetMemoryInfo": "RESET_REQUIRED"}' "$EXAMPLES/server-4gpu.json" >"$TEST_TMP/reset.json"
+run_status "$GPUPIN" --simulate "$TEST_TMP/reset.json" ls
+expect_contains "$OUT" "  3  cuda:3  " "ls, beside a card in reset, GPU 3 keeps cuda:3"
+[[ $OUT != *"cuda:N is a guess"* ]] || fail "ls guesses cuda:N beside a card in reset: $OUT"
+run_status "$GPUPIN" --simulate "$TEST_TMP/reset.json" pick -n 2
+[[ $OUT =~ ^[023],[023]$ ]] || fail "pick beside a card in reset printed '$OUT', not two indices"
+[[ $ERR != *"differ"* ]] || fail "pick says the models differ: $ERR"
 echo PASS
