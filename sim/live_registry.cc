@@ -125,7 +125,7 @@ Status RegisterLive(const std::string& dir, const LiveProcess& p) {
                       {"used_memory", p.used_memory_bytes},
                       {"type", p.graphics ? "graphics" : "compute"},
                       {"name", p.name}};
-  std::string text = j.dump() + "\n";
+  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::string final_path = dir + "/" + EntryName(p);
   std::string temp_path = fmt::format("{}/.tmp-{}-{}", dir, p.pid, p.start_time_ticks);
   int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);

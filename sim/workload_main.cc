@@ -58,7 +58,8 @@ void LogLine(const std::optional<std::string>& path, const nlohmann::json& event
     Fail("cannot open the log " + *path);
     return;
   }
-  std::string line = event.dump() + "\n";
+  // A --name that is not UTF-8 is written with U+FFFD, not thrown over.
+  std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
     Fail("cannot write the log " + *path);
   close(fd);

@@ -77,7 +77,13 @@ Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest
 Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) {
   Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
   if (!request.ok()) return request.error();
-  if (options.print) return PrintFlag(world, options, std::move(*request));
+  if (options.print) {
+    if (!world.command_args().empty()) {
+      return MakeError(ExitCode::kUsage,
+                       "--print runs no docker command; drop the words after --, or drop --print");
+    }
+    return PrintFlag(world, options, std::move(*request));
+  }
   const std::vector<std::string>& args = world.command_args();
   // Checked before anything is chosen, with placeholder devices: a command
   // gpupin cannot rewrite must not take a lease.

@@ -218,8 +218,15 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
       for (const Lease& lease : leases) {
         if (lease.id.starts_with(id)) matches.push_back(&lease);
       }
-      if (matches.empty())
-        return MakeError(ExitCode::kError, fmt::format("no lease '{}'; see gpupin leases", id));
+      // A waiting job's ticket is not a lease: it leaves the queue with its gpupin.
+      if (matches.empty()) {
+        return MakeError(ExitCode::kError,
+                         fmt::format("no lease '{}'; see gpupin leases (a job still waiting in "
+                                     "the queue leaves it when its gpupin is stopped: Ctrl-C, "
+                                     "or kill its PID)",
+                                     Printable(id)));
+      }
+      if (std::find(chosen.begin(), chosen.end(), matches.front()) != chosen.end()) continue;
       if (matches.size() > 1) {
         return MakeError(
             ExitCode::kUsage,
@@ -250,7 +257,8 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
   if (released.empty()) world.Note("you hold no leases");
   for (const Lease& lease : released) {
     std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
-    if (!lease.is_reservation() && LiveProcessStartTime(world.procfs(), lease.holder.pid)) {
+    if (!lease.is_reservation() &&
+        LiveProcessStartTime(world.procfs(), lease.holder.pid) == lease.holder.start_time_ticks) {
       world.Note(fmt::format("pid {} still runs, now without a lease: others may be given its GPUs",
                              lease.holder.pid));
     }

@@ -10,6 +10,7 @@
 #include "cli/launch.h"
 #include "cli/machine_state.h"
 #include "core/gpu_use.h"
+#include "core/printable.h"
 #include "core/units.h"
 #include "out/json_value.h"
 #include "sys/spawn.h"
@@ -73,6 +74,9 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   if (command.empty())
     return MakeError(ExitCode::kUsage,
                      "no command given; write it after --, e.g. gpupin run -- python train.py");
+  // `gpupin run -- "$CMD"` with CMD unset: nothing could run, so nothing is chosen.
+  if (command.front().empty())
+    return MakeError(ExitCode::kUsage, "the command is an empty word; is a variable unset?");
   Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
   if (!request.ok()) return request.error();
   int64_t verify_ms = 10'000;
@@ -119,7 +123,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     // Killed while we waited: we die by the same signal, as if it had run.
     if (started.error().signal) return started.error();
     std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
-                 command.front().c_str());
+                 Printable(command.front()).c_str());
     return 127;
   }
   if (verify_given) {

@@ -74,6 +74,15 @@ for words in "pick -n 0:--count: '0': write a whole number from 1 to 4096" \
   expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for gpupin ${words%%:*}"
   expect_contains "$ERR" "gpupin: ${words#*:}" "gpupin ${words%%:*}"
 done
+# `gpupin run -- "$CMD"` with CMD unset: one line, exit 2, nothing chosen.
+run_status "$GPUPIN" "${SIM[@]}" run -- ''
+expect_eq "$STATUS" 2 "run -- ''"
+expect_eq "$ERR" "gpupin: the command is an empty word; is a variable unset?" "run -- ''"
+# The simulated workload logs a name that is not UTF-8 rather than abort.
+GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json" run_status "$WORKLOAD" --seconds 0 \
+  --name "$(printf 'bad\xff')" --log "$TEST_TMP/names.log"
+expect_eq "$STATUS" 0 "workload with a name that is not UTF-8"
+expect_eq "$(jq -r .name "$TEST_TMP/names.log" | sort -u)" "bad�" "the name as logged"
 # An empty --state-dir would quietly be the default directory, where leases
 # of this one do not count.
 run_status "$GPUPIN" "${SIM[@]}" --state-dir '' pick

@@ -54,6 +54,9 @@ wait_until 10 "the lease to end with its container" bash -c "[[ \$(\"$GPUPIN\" $
 # --print reserves and prints the flag only.
 run_status "$GPUPIN" "${SIM[@]}" docker --print
 expect_contains "$OUT" "--gpus '\"device=GPU-" "printed flag"
+run_status "$GPUPIN" "${SIM[@]}" docker --print -- run img
+expect_eq "$STATUS" 2 "--print with a docker command"
+expect_contains "$ERR" "--print runs no docker command" "says why"
 run_status "$GPUPIN" "${SIM[@]}" docker -- ps
 expect_eq "$STATUS" 2 "docker without run/create is a usage error"
 run_status "$GPUPIN" "${SIM[@]}" docker -- run --gpus all img

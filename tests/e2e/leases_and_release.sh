@@ -39,4 +39,9 @@ run_status "$GPUPIN" "${SIM[@]}" release
 run_status "$GPUPIN" "${SIM[@]}" release no-such-lease
 expect_eq "$STATUS" 1 "unknown id"
 expect_contains "$ERR" "no lease 'no-such-lease'" "names the id"
+expect_contains "$ERR" "a job still waiting in the queue leaves it when its gpupin is stopped" "and what a waiting job's id is"
+# The same id twice releases, and reports, one lease.
+id=$("$GPUPIN" "${SIM[@]}" pick >/dev/null && "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].id')
+run_status "$GPUPIN" "${SIM[@]}" --json release "$id" "$id"
+expect_eq "$(jq -c .released <<<"$OUT")" "[\"$id\"]" "one id given twice"
 echo PASS
