@@ -230,8 +230,13 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
                                  remaining_after(Excluded::kNotAllowed), allowed_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kExcluded)) < wanted) {
-    return MakeError(ExitCode::kUsage, fmt::format("{} but --only/--exclude leave {}", asked,
-                                                   remaining_after(Excluded::kExcluded)));
+    // Cards --only names may exist and be free, yet lie outside the allocation.
+    const bool limited =
+        std::find(exclusions.begin(), exclusions.end(), Excluded::kNotAllowed) != exclusions.end();
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("{} but --only/--exclude leave {}{}", asked,
+                                 remaining_after(Excluded::kExcluded),
+                                 limited ? " within your allocation, " + allowed_by : ""));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kTooSmall)) < wanted) {
     return MakeError(
@@ -387,7 +392,8 @@ class CardJudge {
     }
     result.unusable = true;
     if (!gpu.healthy()) {
-      result.reason = "unhealthy: " + Printable(*gpu.health_error, kMaxCommandChars);
+      // Whole: its second half says what to do (reset it, reboot).
+      result.reason = "unhealthy: " + Printable(*gpu.health_error);
       return result;
     }
     if (gpu.mig_enabled.value_or(false)) {
@@ -487,10 +493,12 @@ class CardJudge {
                                  *limits_.max_used.percent / 100);
   }
 
-  std::string DescribeLimit(const Gpu& gpu, uint64_t limit) const {
-    if (limits_.max_used.bytes) return FormatBytes(limit);
-    return fmt::format("{} of {}", FormatPercent(*limits_.max_used.percent),
-                       FormatBytes(*gpu.memory_total_bytes));
+  // "23.1G used > 1G", and "1025M used > 1024M" where both would read 1G.
+  std::pair<std::string, std::string> UsedOverLimit(const Gpu& gpu, uint64_t used,
+                                                    uint64_t limit) const {
+    if (limits_.max_used.bytes) return FormatBytesApart(used, limit);
+    return {FormatBytes(used), fmt::format("{} of {}", FormatPercent(*limits_.max_used.percent),
+                                           FormatBytes(*gpu.memory_total_bytes))};
   }
 
   static std::string UtilText(const Gpu& gpu) {
@@ -528,8 +536,9 @@ class CardJudge {
       result.over_limit = true;
       result.mine_would_free =
           !input_.request.mine_free && *used - std::min(*used, state.mine_bytes) <= *limit;
-      reject(fmt::format("busy: {} used{} > {} (--max-used)", FormatBytes(*used),
-                         mine > 0 ? " by others" : "", DescribeLimit(gpu, *limit)));
+      auto [used_text, limit_text] = UsedOverLimit(gpu, *used, *limit);
+      reject(fmt::format("busy: {} used{} > {} (--max-used)", used_text,
+                         mine > 0 ? " by others" : "", limit_text));
       return;
     }
     // Utilization cannot be split by process: when every process on the card

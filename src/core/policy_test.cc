@@ -895,6 +895,15 @@ INSTANTIATE_TEST_SUITE_P(
                     in.request.exclude = {"2"};
                   },
                   "asked for 2 GPUs but --only/--exclude leave 1"},
+        // --only names a card that exists, but outside the allocation.
+        UsageCase{"OnlyOutsideTheAllocation",
+                  [](PolicyInput& in) {
+                    in.request.only = {"0"};
+                    in.allowed_gpu_indices = std::vector<uint32_t>{2, 3};
+                    in.allowed_by = "CUDA_VISIBLE_DEVICES=2,3";
+                  },
+                  "asked for 1 GPU but --only/--exclude leave 0 within your allocation, "
+                  "CUDA_VISIBLE_DEVICES=2,3"},
         UsageCase{"NoSuchIndex", [](PolicyInput& in) { in.request.only = {"9"}; },
                   "--only 9: no GPU has that index (NVML indices here run 0 to 7)"},
         UsageCase{

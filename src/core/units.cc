@@ -93,4 +93,15 @@ std::string FormatBytes(uint64_t bytes) {
   return fmt::format("{:.1f}{}", value, kSuffixes[unit]);
 }
 
+std::pair<std::string, std::string> FormatBytesApart(uint64_t a, uint64_t b) {
+  std::pair<std::string, std::string> texts = {FormatBytes(a), FormatBytes(b)};
+  static constexpr const char* kSuffixes[] = {"B", "K", "M"};
+  for (int unit = 2; texts.first == texts.second && a != b && unit >= 0; --unit) {
+    const uint64_t size = uint64_t{1} << (10 * unit);
+    texts = {fmt::format("{}{}", a / size, kSuffixes[unit]),
+             fmt::format("{}{}", b / size, kSuffixes[unit])};
+  }
+  return texts;
+}
+
 }  // namespace gpupin

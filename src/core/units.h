@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/error.h"
 
@@ -22,5 +23,10 @@ Result<int64_t> ParseDurationMs(std::string_view text);
 
 // 1536 MiB -> "1.5G", 512 KiB -> "512K": short, for tables.
 std::string FormatBytes(uint64_t bytes);
+
+// Both as FormatBytes writes them or, where that would write them alike
+// ("busy: 1G used > 1G"), in the largest unit that tells them apart
+// ("1025M", "1024M").
+std::pair<std::string, std::string> FormatBytesApart(uint64_t a, uint64_t b);
 
 }  // namespace gpupin

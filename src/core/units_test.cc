@@ -49,6 +49,15 @@ TEST(ParseDurationTest, UnitsAndPlainSeconds) {
   }
 }
 
+using Texts = std::pair<std::string, std::string>;
+
+TEST(FormatBytesTest, ApartWhereTheyWouldReadAlike) {
+  EXPECT_EQ(FormatBytesApart(23ULL << 30, 1ULL << 30), Texts("23G", "1G"));
+  EXPECT_EQ(FormatBytesApart(1025ULL << 20, 1ULL << 30), Texts("1025M", "1024M"));
+  EXPECT_EQ(FormatBytesApart((1ULL << 30) + 1, 1ULL << 30), Texts("1073741825B", "1073741824B"));
+  EXPECT_EQ(FormatBytesApart(1ULL << 30, 1ULL << 30), Texts("1G", "1G"));
+}
+
 TEST(FormatBytesTest, ShortHumanUnits) {
   EXPECT_EQ(FormatBytes(512), "512B");
   EXPECT_EQ(FormatBytes(80ULL << 30), "80G");
