@@ -303,7 +303,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       input.live_leases = *live;
       input.process_owners = processes->owners;
       input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
-                      request.holder};
+                      request.shell};
       const Allowance allowance = AllowedGpus(*inventory, visibility);
       input.allowed_gpu_indices = allowance.gpu_indices;
       if (allowance.order_guessed && !guess_noted) {

@@ -18,7 +18,10 @@ struct AcquireRequest {
   bool wait = false;
   std::optional<int64_t> wait_ms;  // with wait: nullopt waits without limit
   int64_t poll_ms = 2000;
-  ProcessIdentity holder;                     // who the lease lives as long as
+  ProcessIdentity holder;  // who the lease lives as long as
+  // The caller's shell, whose reservations (pick's) are the caller's own:
+  // one that blocks the request is named so, with how to release it.
+  std::optional<ProcessIdentity> shell;
   std::string command;                        // shown to other users
   std::optional<int64_t> reservation_ttl_ms;  // pick/env: a reservation
 };

@@ -59,6 +59,7 @@ Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest
   Result<ProcessIdentity> holder = IdentifyReservationHolder(world, std::nullopt);
   if (!holder.ok()) return holder.error();
   request.holder = *holder;
+  request.shell = *holder;
   request.command = "docker --print (reserved for the next container)";
   request.reservation_ttl_ms = *ttl;
   Result<Acquired> acquired = AcquireGpus(world, request);
@@ -107,6 +108,7 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   } else {
     request->holder = client->identity();
   }
+  request->shell = CallingShell(world);
   request->command = "docker " + LeaseCommand(args);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();

@@ -46,6 +46,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   Result<ProcessIdentity> holder = IdentifyReservationHolder(world, options.for_pid);
   if (!holder.ok()) return holder.error();
   request->holder = *holder;
+  request->shell = *holder;
   request->command = fmt::format("env for shell pid {}", holder->pid);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();

@@ -78,6 +78,13 @@ Result<ProcessIdentity> IdentifyReservationHolder(World& world, std::optional<in
   return holder;
 }
 
+std::optional<ProcessIdentity> CallingShell(const World& world) {
+  const int pid = ReservationHolder(world.procfs(), getpid(), getppid());
+  std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), pid);
+  if (!start) return std::nullopt;
+  return ProcessIdentity{pid, *start};
+}
+
 EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids) {
   JobEnvRequest job;
   job.cuda_visible_devices =

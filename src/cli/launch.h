@@ -28,6 +28,10 @@ Result<ProcessIdentity> IdentifyProcess(const World& world, int pid);
 // (sys/procfs ReservationHolder), which -v names.
 Result<ProcessIdentity> IdentifyReservationHolder(World& world, std::optional<int> given);
 
+// The shell a pick run here would reserve for (see IdentifyReservationHolder),
+// for `run` and `docker` to recognise its reservations as the caller's own.
+std::optional<ProcessIdentity> CallingShell(const World& world);
+
 // The environment a job started by gpupin gets for an acquired lease.
 EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids);
 

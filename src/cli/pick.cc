@@ -32,6 +32,7 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   Result<ProcessIdentity> holder = IdentifyReservationHolder(world, std::nullopt);
   if (!holder.ok()) return holder.error();
   request->holder = *holder;
+  request->shell = *holder;
   request->command = "pick (reserved for the next job)";
   request->reservation_ttl_ms = *ttl;
   std::vector<CardVerdict> verdicts;

@@ -93,6 +93,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   Result<PendingChild> child = CreatePendingChild();
   if (!child.ok()) return child.error();
   request->holder = child->identity();
+  request->shell = CallingShell(world);
   request->command = LeaseCommand(command);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();

@@ -428,7 +428,7 @@ class CardJudge {
   // exclusive requests only.
   std::optional<std::string> HeldByLease(const CardState& state) const {
     for (const Lease* lease : state.leases) {
-      if (lease->is_reservation() && lease->holder == input_.caller.holder &&
+      if (lease->is_reservation() && lease->holder == input_.caller.shell &&
           lease->uid == input_.caller.uid) {
         // A job that started and ended between two looks leaves no trace:
         // the reservation holds until its TTL (a loop of short jobs).

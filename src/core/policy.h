@@ -55,10 +55,10 @@ struct Caller {
   // so that lease never blocks it. Set only once the lease's holder is
   // known to be the caller's ancestor.
   std::optional<std::string> job_lease_id;
-  // The process the requested lease would follow (pick, env: the calling
-  // shell). A reservation it already holds is named as its own, since only
-  // its user can tell whether that reservation's job has come and gone.
-  std::optional<ProcessIdentity> holder;
+  // The calling shell (the process a pick would follow). A reservation it
+  // already holds is named as its own, since only its user can tell whether
+  // that reservation's job has come and gone.
+  std::optional<ProcessIdentity> shell;
 };
 
 struct PolicyInput {

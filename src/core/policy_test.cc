@@ -302,17 +302,17 @@ INSTANTIATE_TEST_SUITE_P(
         ReasonCase{"Reservation", [](PolicyInput& in) { AddReservation(in, "bob"); }, false,
                    "reserved by bob (pid 99) until 14:07"},
         ReasonCase{"ReservationOfTheSameShell",
-                   [](PolicyInput& in) { in.caller.holder = AddReservation(in, "dave"); }, false,
+                   [](PolicyInput& in) { in.caller.shell = AddReservation(in, "dave"); }, false,
                    "reserved for this same shell (pid 99) until 14:07; if the job it was for has "
                    "ended: gpupin release r-1"},
         ReasonCase{"ReservationOfAReusedPidIsNotTheSameShell",
                    [](PolicyInput& in) {
                      AddReservation(in, "dave");
-                     in.caller.holder = ProcessIdentity{99, 4321};
+                     in.caller.shell = ProcessIdentity{99, 4321};
                    },
                    false, "reserved by dave (pid 99) until 14:07"},
         ReasonCase{"ReservationOfTheSameShellByAnotherUser",
-                   [](PolicyInput& in) { in.caller.holder = AddReservation(in, "bob"); }, false,
+                   [](PolicyInput& in) { in.caller.shell = AddReservation(in, "bob"); }, false,
                    "reserved by bob (pid 99) until 14:07"},
         ReasonCase{"ExclusiveProcessModeWithProcess",
                    [](PolicyInput& in) {

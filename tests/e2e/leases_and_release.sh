@@ -22,6 +22,10 @@ expect_eq "$OUT" "" "stdout stays empty on failure"
 # free one whose job came and went before any gpupin looked.
 expect_contains "$ERR" "reserved for this same shell (pid $$)" "the error names the shell's own reservation"
 expect_contains "$ERR" "if the job it was for has ended: gpupin release $$-" "and how to free it"
+# So does a run from the same shell.
+run_status "$GPUPIN" "${SIM[@]}" run -- true
+expect_eq "$STATUS" 3 "run while the shell's own picks hold every card"
+expect_contains "$ERR" "reserved for this same shell (pid $$)" "run names the shell's own reservation"
 run_status "$GPUPIN" "${SIM[@]}" release
 expect_eq "$STATUS" 0 "release"
 expect_contains "$OUT" "released" "says what it released"
