@@ -66,7 +66,7 @@ Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest
   if (!acquired.ok()) return acquired.error();
   std::string value = DockerGpusValue(ChosenUuids(*acquired));
   if (world.options().json) {
-    nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
+    nlohmann::ordered_json out = AcquiredToJson(*acquired);
     out["docker_args"] = {"--gpus", value};
     std::printf("%s\n", JsonText(out).c_str());
   } else {

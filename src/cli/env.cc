@@ -52,7 +52,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   if (!acquired.ok()) return acquired.error();
   EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);
   if (world.options().json) {
-    nlohmann::ordered_json out = AcquiredToJson(*acquired, {});
+    nlohmann::ordered_json out = AcquiredToJson(*acquired);
     nlohmann::ordered_json variables = nlohmann::ordered_json::object();
     for (const auto& [name, value] : env) variables[name] = OrNull(value);
     out["env"] = variables;

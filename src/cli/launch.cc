@@ -120,8 +120,7 @@ std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts) {
   return table.Render();
 }
 
-nlohmann::ordered_json AcquiredToJson(const Acquired& acquired,
-                                      const std::vector<CardVerdict>& verdicts) {
+nlohmann::ordered_json AcquiredToJson(const Acquired& acquired) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (uint32_t index : acquired.selection.chosen_gpu_indices) {
     const Gpu& gpu = acquired.inventory.gpus[index];
@@ -129,7 +128,7 @@ nlohmann::ordered_json AcquiredToJson(const Acquired& acquired,
         {{"index", index}, {"uuid", gpu.uuid}, {"name", gpu.name}, {"pci_bus_id", gpu.pci_bus_id}});
   }
   nlohmann::ordered_json explained = nlohmann::ordered_json::array();
-  for (const CardVerdict& verdict : verdicts) {
+  for (const CardVerdict& verdict : acquired.selection.verdicts) {
     explained.push_back({{"index", verdict.gpu_index},
                          {"eligible", verdict.eligible},
                          {"chosen", verdict.chosen},

@@ -42,7 +42,6 @@ std::string DescribeChosen(const Acquired& acquired);
 std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts);
 
 // JSON for the outcome of a choice: chosen GPUs and per-card verdicts.
-nlohmann::ordered_json AcquiredToJson(const Acquired& acquired,
-                                      const std::vector<CardVerdict>& verdicts);
+nlohmann::ordered_json AcquiredToJson(const Acquired& acquired);
 
 }  // namespace gpupin

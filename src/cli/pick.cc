@@ -47,7 +47,7 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   DeviceIds ids = PickIds(acquired->selection.chosen_gpu_indices, acquired->inventory.gpus,
                           options.policy.uuid, order);
   if (world.options().json) {
-    nlohmann::ordered_json out = AcquiredToJson(*acquired, verdicts);
+    nlohmann::ordered_json out = AcquiredToJson(*acquired);
     out["ids"] = ids.value;
     out["note"] = OrNull(ids.note);
     std::printf("%s\n", JsonText(out).c_str());

@@ -100,7 +100,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
 
   EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);
   if (world.options().json) {
-    nlohmann::ordered_json event = AcquiredToJson(*acquired, {});
+    nlohmann::ordered_json event = AcquiredToJson(*acquired);
     event["event"] = "start";
     event["cuda_visible_devices"] = *env.at("CUDA_VISIBLE_DEVICES");
     std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());

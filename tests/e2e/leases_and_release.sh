@@ -48,4 +48,14 @@ expect_contains "$ERR" "a job still waiting in the queue leaves it when its gpup
 id=$("$GPUPIN" "${SIM[@]}" pick >/dev/null && "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].id')
 run_status "$GPUPIN" "${SIM[@]}" --json release "$id" "$id"
 expect_eq "$(jq -c .released <<<"$OUT")" "[\"$id\"]" "one id given twice"
+# Every choice's JSON carries every card's verdict (doc/json.md), not only pick's.
+"$GPUPIN" "${SIM[@]}" release >/dev/null
+for command in pick env "docker --print"; do
+  read -ra words <<<"$command"
+  run_status "$GPUPIN" "${SIM[@]}" --json "${words[@]}"
+  expect_eq "$(jq '.verdicts | length' <<<"$OUT")" 4 "verdicts in $command --json"
+done
+"$GPUPIN" "${SIM[@]}" release >/dev/null
+run_status "$GPUPIN" "${SIM[@]}" --json run -- true
+expect_eq "$(head -1 <<<"$ERR" | jq '.verdicts | length')" 4 "verdicts in run --json's start event"
 echo PASS
