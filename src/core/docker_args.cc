@@ -99,6 +99,26 @@ const std::set<std::string>& OptionsWithValues() {
 
 std::string NameOf(const std::string& option) { return option.substr(0, option.find('=')); }
 
+// The docker client's own options (before the command) that take a value,
+// so that a value spelt "run" (`-H run run`, a context named run) is not
+// taken for the command.
+bool ClientOptionTakesValue(const std::string& arg) {
+  static const std::set<std::string> kWithValue = {
+      "--config", "-c",          "--context",   "-H",        "--host",
+      "-l",       "--log-level", "--tlscacert", "--tlscert", "--tlskey"};
+  return arg.find('=') == std::string::npos && kWithValue.contains(arg);
+}
+
+// Where the run/create command is: past the client's options and their
+// values, and an optional `container` (`docker container run`).
+std::optional<size_t> SubcommandPosition(const std::vector<std::string>& args) {
+  size_t i = 0;
+  while (i < args.size() && args[i].starts_with("-")) i += ClientOptionTakesValue(args[i]) ? 2 : 1;
+  if (i < args.size() && args[i] == "container") ++i;
+  if (i < args.size() && (args[i] == "run" || args[i] == "create")) return i;
+  return std::nullopt;
+}
+
 bool IsDetachFlag(const std::string& arg) {
   if (arg == "--detach" || arg == "--detach=true" || arg == "-d=true") return true;
   // Combined short flags such as -dit; a value-taking letter ends the group.
@@ -121,15 +141,14 @@ std::string DockerGpusValue(const std::vector<std::string>& uuids) {
 Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
                                            const std::vector<std::string>& uuids,
                                            const std::string& our_cidfile) {
-  auto subcommand = std::find_if(args.begin(), args.end(),
-                                 [](const std::string& a) { return a == "run" || a == "create"; });
-  if (subcommand == args.end()) {
+  std::optional<size_t> subcommand = SubcommandPosition(args);
+  if (!subcommand) {
     return MakeError(ExitCode::kUsage,
                      "gpupin docker needs a `docker run` or `docker create` command, e.g. gpupin "
                      "docker -- run IMAGE");
   }
   DockerInvocation invocation;
-  size_t position = static_cast<size_t>(subcommand - args.begin()) + 1;
+  size_t position = *subcommand + 1;
   // Only the client's options, up to the image name, are docker's; what
   // follows the image belongs to the container's command.
   for (size_t i = position; i < args.size(); ++i) {
@@ -155,7 +174,7 @@ Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
     invocation.cidfile = our_cidfile;
     inserted.insert(inserted.end(), {"--cidfile", our_cidfile});
   }
-  invocation.prefix.assign(args.begin(), subcommand);
+  invocation.prefix.assign(args.begin(), args.begin() + static_cast<long>(*subcommand));
   invocation.args.assign(args.begin(), args.begin() + static_cast<long>(position));
   invocation.args.insert(invocation.args.end(), inserted.begin(), inserted.end());
   invocation.args.insert(invocation.args.end(), args.begin() + static_cast<long>(position),

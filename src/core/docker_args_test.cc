@@ -24,6 +24,18 @@ TEST(DockerArgsTest, GlobalClientOptionsBeforeCreateStayInPlace) {
             (Args{"--context", "lab", "create", "--gpus", "\"device=GPU-a\"", "img"}));
 }
 
+TEST(DockerArgsTest, AClientOptionsValueIsNotTheCommand) {
+  auto result = RewriteDockerArgs({"-H", "run", "--debug", "container", "run", "-d", "img"},
+                                  {"GPU-a"}, "/tmp/cid");
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->prefix, (Args{"-H", "run", "--debug", "container"}));
+  EXPECT_EQ(result->args[4], "run");
+  EXPECT_EQ(result->args[5], "--gpus");
+  EXPECT_TRUE(result->detached);
+  // `docker image ls run` has no run command: nothing to rewrite.
+  EXPECT_FALSE(RewriteDockerArgs({"image", "ls", "run"}, {"GPU-a"}, "/tmp/cid").ok());
+}
+
 TEST(DockerArgsTest, DetachedRunGetsOurCidfile) {
   for (const char* flag : {"-d", "--detach", "-dit", "-itd"}) {
     auto result = RewriteDockerArgs({"run", flag, "img"}, {"GPU-a"}, "/tmp/cid");
