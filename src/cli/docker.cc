@@ -117,7 +117,15 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   if (!invocation.ok()) return invocation.error();
   std::vector<std::string> argv = {"docker"};
   argv.insert(argv.end(), invocation->args.begin(), invocation->args.end());
-  world.Note(fmt::format("docker gets {}", DescribeChosen(*acquired)));
+  // stdout belongs to docker (a detached run prints its container id there).
+  if (world.options().json) {
+    nlohmann::ordered_json event = AcquiredToJson(*acquired);
+    event["event"] = "start";
+    event["docker_args"] = invocation->args;
+    std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
+  } else {
+    world.Note(fmt::format("docker gets {}", DescribeChosen(*acquired)));
+  }
   Status started = client->Start(argv, {});
   if (!started.ok()) {
     std::fprintf(stderr, "gpupin: %s: docker\n", started.error().message.c_str());
@@ -152,6 +160,13 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
     return txn.UpdateLease(lease);
   });
   if (!recorded.ok()) world.Note("could not update the lease: " + recorded.error().message);
+  if (watch && recorded.ok() && world.options().json) {
+    nlohmann::ordered_json event = {{"event", "container"},
+                                    {"lease_id", acquired->lease.id},
+                                    {"container_id", *container},
+                                    {"holder_pid", watch->pid}};
+    std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
+  }
   if (watch)
     world.Verbose(fmt::format("lease {} now follows container {} (held by docker wait, pid {})",
                               acquired->lease.id, container->substr(0, 12), watch->pid));

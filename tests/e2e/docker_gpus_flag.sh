@@ -51,6 +51,15 @@ rm -f "$GPUPIN_STATE_DIR/leases/planted2.json" "$GPUPIN_STATE_DIR/leases/1-1-0ba
 docker --context lab rm -f "$id"
 wait_until 10 "the lease to end with its container" bash -c "[[ \$(\"$GPUPIN\" ${SIM[*]} --json leases | jq '.leases | length') == 0 ]]"
 
+# --json: the start event on stderr (stdout is docker's), and for run -d the
+# container the lease follows.
+run_status "$GPUPIN" "${SIM[@]}" --json docker -- run -d img sleep infinity
+expect_eq "$STATUS" 0 "docker --json run -d"
+expect_eq "$(head -1 <<<"$ERR" | jq -r '.event + " " + .docker_args[1]')" "start --gpus" "the start event"
+cid=$(tail -1 <<<"$ERR" | jq -r 'select(.event == "container") | .container_id')
+expect_eq "$cid" "$OUT" "the container event names the container docker printed"
+docker rm -f "$cid"
+
 # --print reserves and prints the flag only.
 run_status "$GPUPIN" "${SIM[@]}" docker --print
 expect_contains "$OUT" "--gpus '\"device=GPU-" "printed flag"
