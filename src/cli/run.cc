@@ -39,17 +39,26 @@ std::map<uint32_t, std::set<uint32_t>> JobGpuUse(const Inventory& inventory, con
 // --verify: waits (up to the timeout) until the job's processes appear on
 // a GPU, then says whether they run on the chosen cards and on no other.
 // Returns the verdict line; the child keeps running meanwhile.
-std::string Verify(World& world, const Acquired& acquired, const PendingChild& child,
-                   int64_t timeout_ms) {
+// What --verify found: `outcome` for scripts ("verified", "mismatch",
+// "not_verified"), `text` for people.
+struct Verdict {
+  const char* outcome;
+  std::string text;
+};
+
+Verdict Verify(World& world, const Acquired& acquired, const PendingChild& child,
+               int64_t timeout_ms) {
+  constexpr const char* kNotVerified = "not_verified";
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::set<uint32_t> chosen(acquired.selection.chosen_gpu_indices.begin(),
                             acquired.selection.chosen_gpu_indices.end());
   while (std::chrono::steady_clock::now() < deadline) {
-    if (child.Ended()) return "not verified: the command ended before it used a GPU";
+    if (child.Ended())
+      return {kNotVerified, "not verified: the command ended before it used a GPU"};
     Result<GpuSource*> gpus = world.Gpus();
-    if (!gpus.ok()) return "not verified: " + gpus.error().message;
+    if (!gpus.ok()) return {kNotVerified, "not verified: " + gpus.error().message};
     Result<Inventory> inventory = (*gpus)->Snapshot();
-    if (!inventory.ok()) return "not verified: " + inventory.error().message;
+    if (!inventory.ok()) return {kNotVerified, "not verified: " + inventory.error().message};
     auto use = JobGpuUse(*inventory, world.procfs(), child.pid());
     if (!use.empty()) {
       std::string where;
@@ -59,14 +68,16 @@ std::string Verify(World& world, const Acquired& acquired, const PendingChild& c
         if (!chosen.contains(index)) strays.push_back(index);
       }
       if (strays.empty())
-        return "verified: the job runs on " + where + ", as chosen, and on no other GPU";
-      return fmt::format("MISMATCH: the job runs on {}; it was given {}", where,
-                         DescribeChosen(acquired));
+        return {"verified",
+                "verified: the job runs on " + where + ", as chosen, and on no other GPU"};
+      return {"mismatch", fmt::format("MISMATCH: the job runs on {}; it was given {}", where,
+                                      DescribeChosen(acquired))};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return fmt::format("not verified: no process of the job appeared on any GPU within {}ms",
-                     timeout_ms);
+  return {kNotVerified,
+          fmt::format("not verified: no process of the job appeared on any GPU within {}ms",
+                      timeout_ms)};
 }
 
 Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool verify_given) {
@@ -128,13 +139,13 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     return 127;
   }
   if (verify_given) {
-    std::string verdict = Verify(world, *acquired, *child, verify_ms);
+    Verdict verdict = Verify(world, *acquired, *child, verify_ms);
     if (world.options().json) {
-      std::fprintf(
-          stderr, "%s\n",
-          JsonText(nlohmann::ordered_json{{"event", "verify"}, {"verdict", verdict}}, -1).c_str());
+      nlohmann::ordered_json event = {
+          {"event", "verify"}, {"outcome", verdict.outcome}, {"verdict", verdict.text}};
+      std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
     } else {
-      std::fprintf(stderr, "gpupin: %s\n", verdict.c_str());
+      std::fprintf(stderr, "gpupin: %s\n", verdict.text.c_str());
     }
   }
   int status = child->Wait();
