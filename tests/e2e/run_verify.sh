@@ -8,9 +8,9 @@ expect_eq "$STATUS" 0 "job status"
 expect_contains "$ERR" "verified: the job runs on GPU 2" "verdict"
 run_status "$GPUPIN" "${SIM[@]}" --json run --verify=3s -- true
 expect_eq "$(grep '"event":"verify"' <<<"$ERR" | jq -r .outcome)" not_verified "JSON verdict event's outcome"
+expect_contains "$ERR" "not verified: the command ended before it used a GPU" "a job that never touches a GPU is not called verified"
 run_status "$GPUPIN" "${SIM[@]}" --json run --verify --only 1 -- "$WORKLOAD" --seconds 0.5
 expect_eq "$(grep '"event":"verify"' <<<"$ERR" | jq -r .outcome)" verified "a job on its card, in JSON"
-expect_contains "$ERR" "not verified: the command ended before it used a GPU" "a job that never touches a GPU is not called verified"
 
 # env: the exports carry the decision; the lease lives with the shell.
 sleep 30 &
