@@ -20,7 +20,8 @@
 # counted against gpupin or the loops. Makespan: the first job's main to
 # the last job's end line. First round spread: from the first card's first
 # main to the last card's. Hand-off: on each card, a job's end line to the
-# next job's main. Machine CPU: all CPU time the machine spent busy
+# next job's main. Longest job: its main to its end line (SECONDS and a
+# little, unless the machine stalled it). Machine CPU: all CPU time the machine spent busy
 # (/proc/stat, everything but idle and iowait) from the forking of the
 # batch's subshells to the last exit, the jobs and whatever else runs
 # included: what the queue costs the other users of the machine, beside
@@ -69,11 +70,14 @@ measure() {
   handoff=$(job_intervals "$log" "$job_start" | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
     awk '{ a[NR] = $1; sum += $1 } END {
       printf "hand-off p50 %d ms, p99 %d ms, mean %.1f ms", a[int(NR * 0.5 + 0.999)], a[int(NR * 0.99 + 0.999)], sum / NR }')
+  # The longest job: a makespan far off with short hand-offs is a job that
+  # itself ran long (the machine stalled it), not the queue.
+  longest=$(job_intervals "$log" "$job_start" | awk '$4 - $3 > max { max = $4 - $3 } END { print max }')
   first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
     | map(min_by(.[$start])[$start]) | max - min' "$log")
   RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
-  printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s; machine CPU %s s\n' \
-    "$what" "$makespan" "$RATIO" "$first_round" "$handoff" "$CPU_S"
+  printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s; longest job %d ms; machine CPU %s s\n' \
+    "$what" "$makespan" "$RATIO" "$first_round" "$handoff" "$longest" "$CPU_S"
 }
 
 gpupin_ratios=() loop_ratios=() relative=() gpupin_cpu=() loop_cpu=()

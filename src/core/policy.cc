@@ -767,8 +767,9 @@ Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure) {
   });
   std::vector<Candidate> chosen(ranked.begin(), ranked.begin() + static_cast<long>(count));
   std::optional<Closeness> closeness;
+  const Topology topology(input.gpus, input.topology);
   if (request.near && count > 1) {
-    auto [set, level] = ClosestSet(ranked, count, Topology(input.gpus, input.topology));
+    auto [set, level] = ClosestSet(ranked, count, topology);
     chosen = std::move(set);
     closeness = level;
   }
@@ -786,6 +787,20 @@ Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure) {
                                                         : PreferenceReason(request.prefer));
     if (closeness && *closeness != Closeness::kSystem)
       verdict.reason += fmt::format("; set {}", ClosenessName(*closeness));
+  }
+  // An eligible card left out of a set: too far from the chosen cards, or
+  // ranked below them (in its own set, the weakest card ranked worse).
+  if (closeness && *closeness != Closeness::kSystem) {
+    for (const Candidate& card : ranked) {
+      CardVerdict& verdict = verdicts[card.position];
+      if (verdict.chosen) continue;
+      const bool close = std::all_of(chosen.begin(), chosen.end(), [&](const Candidate& member) {
+        return topology.Between(member.position, card.position) <= *closeness;
+      });
+      verdict.reason += close ? "; ranked below the chosen cards"
+                              : fmt::format("; not {} with the chosen cards, whose set ranks best",
+                                            ClosenessName(*closeness));
+    }
   }
   selection.verdicts = std::move(verdicts);
   return selection;

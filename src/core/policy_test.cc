@@ -700,6 +700,16 @@ TEST(PolicyNearTest, TheWeakestCardDecidesAmongEquallyCloseSets) {
     input.gpus[index].memory_free_bytes = free_gib[index] * kGiB;
   input.request.count = 2;
   EXPECT_THAT(Chosen(input), ElementsAre(2u, 3u));
+  EXPECT_EQ(ReasonOf(input, 0),
+            "free: 80G free, 0% util; not under one PCIe switch with the chosen cards, whose set "
+            "ranks best");
+  input.request.count = 3;
+  EXPECT_THAT(Chosen(input), ElementsAre(0u, 2u, 3u));
+  EXPECT_EQ(ReasonOf(input, 1), "free: 10G free, 0% util; ranked below the chosen cards");
+  EXPECT_EQ(ReasonOf(input, 4),
+            "free: 5G free, 0% util; not on one NUMA node with the chosen cards, whose set ranks "
+            "best");
+  input.request.count = 2;
   // Closeness still comes first: 80G beside 10G beats 80G beside 79G
   // across the switch.
   input.gpus[3].memory_free_bytes = 0;
