@@ -164,6 +164,10 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
   std::optional<QueueTicket> ticket;  // our place in the queue, once we wait
+  // Whether some look found enough cards that can run jobs at all. Only a
+  // request that never could is refused: a card that stops answering while
+  // we wait (an admin's reset, an NVML hiccup) may come back.
+  bool ever_servable = false;
   // Leaves the queue on the way out with an error, rather than leaving a
   // ticket that others skip only once this process is gone.
   auto give_up = [&](Error error) -> Error {
@@ -333,8 +337,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           return Ok{};
         }
         if (verdicts) *verdicts = failure.verdicts;
-        if (selection.error().code != ExitCode::kNoGpu || !request.wait ||
-            !failure.waiting_can_help) {
+        ever_servable = ever_servable || failure.waiting_can_help;
+        if (selection.error().code != ExitCode::kNoGpu || !request.wait || !ever_servable) {
           refusal = selection.error();
           if (ticket) (void)txn.RemoveTicket(*ticket);
           return Ok{};

@@ -148,8 +148,10 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
     if (watcher.ok()) {
       watch = *watcher;
     } else {
-      world.Note(fmt::format("cannot follow container {}: {}; the GPUs were released",
-                             container->substr(0, 12), watcher.error().message));
+      world.Note(
+          fmt::format("cannot follow container {}: {}; its lease was ended, and the "
+                      "container runs on without one",
+                      container->substr(0, 12), watcher.error().message));
     }
   }
   Status recorded = (*store)->Transact([&](LeaseTransaction& txn) -> Status {

@@ -69,7 +69,7 @@ void GatherContainer(const World& world, DoctorFacts& facts) {
   });
 }
 
-void GatherLeftovers(const World& world, const std::vector<Lease>& leases,
+void GatherLeftovers(const World& world, const std::optional<std::vector<Lease>>& leases,
                      const LivenessFacts& liveness, DoctorFacts& facts) {
   for (const GpuProcessRow& row :
        DescribeGpuProcessRows(facts.inventory, leases, liveness, world.procfs())) {
@@ -83,7 +83,7 @@ void GatherLeftovers(const World& world, const std::vector<Lease>& leases,
 // Reads the leases without changing them: doctor looks, it does not clean up.
 void GatherLeases(World& world, DoctorFacts& facts) {
   facts.state_dir = ChooseStateDirPath(world.options().state_dir);
-  std::vector<Lease> leases;
+  std::optional<std::vector<Lease>> leases;
   LivenessFacts liveness = MakeLivenessFacts(facts.inventory, world.procfs());
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {
@@ -100,7 +100,7 @@ void GatherLeases(World& world, DoctorFacts& facts) {
       break;
     }
   }
-  for (const Lease& lease : leases) {
+  for (const Lease& lease : leases.value_or(std::vector<Lease>{})) {
     if (EvaluateLease(lease, liveness) != LeaseState::kLive) ++facts.expired_leases;
   }
   if (!facts.nvml_error) GatherLeftovers(world, leases, liveness, facts);

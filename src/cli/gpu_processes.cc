@@ -21,8 +21,8 @@ std::optional<std::string> JobLeaseId(const ProcFs& procfs, int pid) {
   return id->second;
 }
 
-void Describe(GpuProcessRow& row, const std::vector<Lease>& live_leases, const ProcFs& procfs,
-              std::optional<uint64_t> uptime_ticks) {
+void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_leases,
+              const ProcFs& procfs, std::optional<uint64_t> uptime_ticks) {
   int pid = static_cast<int>(row.process.pid);
   std::optional<ProcessStat> stat = procfs.Stat(pid);
   if (!stat) return;
@@ -40,14 +40,15 @@ void Describe(GpuProcessRow& row, const std::vector<Lease>& live_leases, const P
   // process, it would credit that process to someone else's job.
   const std::optional<std::string> claimed = JobLeaseId(procfs, pid);
   const ParentOf parent_of = [&procfs](int child) { return procfs.ParentOf(child); };
-  if (const Lease* job = JobOfProcess(pid, claimed, live_leases, parent_of)) {
+  if (claimed && !live_leases) return;  // a job's, perhaps: cannot tell
+  if (const Lease* job = claimed ? JobOfProcess(pid, claimed, *live_leases, parent_of) : nullptr) {
     // A live job's process is not left over, even stopped (Ctrl-Z) or
     // orphaned (its gpupin killed: the job keeps its card to its end).
     row.lease_id = job->id;
     return;
   }
   // Its job's lease has ended, whether or not its file is still there.
-  const bool job_gone = claimed && std::none_of(live_leases.begin(), live_leases.end(),
+  const bool job_gone = claimed && std::none_of(live_leases->begin(), live_leases->end(),
                                                 [&](const Lease& l) { return l.id == *claimed; });
   std::optional<ProcessStat> parent = procfs.Stat(stat->ppid);
   row.leftover_reason = LeftoverReason(job_gone, stat->state, stat->ppid,
@@ -57,14 +58,17 @@ void Describe(GpuProcessRow& row, const std::vector<Lease>& live_leases, const P
 }  // namespace
 
 std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
-                                                  const std::vector<Lease>& leases,
+                                                  const std::optional<std::vector<Lease>>& leases,
                                                   const LivenessFacts& liveness,
                                                   const ProcFs& procfs) {
   std::vector<GpuProcessRow> rows;
   std::optional<uint64_t> uptime = procfs.UptimeTicks();
-  std::vector<Lease> live_leases;
-  for (const Lease& lease : leases) {
-    if (EvaluateLease(lease, liveness) == LeaseState::kLive) live_leases.push_back(lease);
+  std::optional<std::vector<Lease>> live_leases;
+  if (leases) {
+    live_leases.emplace();
+    for (const Lease& lease : *leases) {
+      if (EvaluateLease(lease, liveness) == LeaseState::kLive) live_leases->push_back(lease);
+    }
   }
   for (const Gpu& gpu : inventory.gpus) {
     std::set<uint32_t> seen;

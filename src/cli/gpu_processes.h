@@ -30,12 +30,14 @@ struct GpuProcessRow {
 };
 
 // One row per process and GPU (MIG instances included), in GPU order.
-// `leases` are all lease records (live or not). A process belongs to a job
-// when it runs under the holder of the live lease its GPUPIN_LEASE_ID names,
-// and is then never a leftover; one whose GPUPIN_LEASE_ID names no live
-// lease (its holder died, its file is gone) is.
+// `leases` are all lease records (live or not); nullopt when they could not
+// be read. A process belongs to a job when it runs under the holder of the
+// live lease its GPUPIN_LEASE_ID names, and is then never a leftover; one
+// whose GPUPIN_LEASE_ID names no live lease (its holder died, its file is
+// gone) is, but only when the leases are known: unread, every job would
+// look gone.
 std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
-                                                  const std::vector<Lease>& leases,
+                                                  const std::optional<std::vector<Lease>>& leases,
                                                   const LivenessFacts& liveness,
                                                   const ProcFs& procfs);
 

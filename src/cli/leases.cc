@@ -226,12 +226,12 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
                                      "or kill its PID)",
                                      Printable(id)));
       }
-      if (std::find(chosen.begin(), chosen.end(), matches.front()) != chosen.end()) continue;
       if (matches.size() > 1) {
         return MakeError(
             ExitCode::kUsage,
             fmt::format("'{}' matches {} leases; give more of the id", id, matches.size()));
       }
+      if (std::find(chosen.begin(), chosen.end(), matches.front()) != chosen.end()) continue;
       if (matches.front()->uid != uid && uid != 0) {
         return MakeError(ExitCode::kError,
                          fmt::format("lease {} belongs to {}; only they (or root) can release it",

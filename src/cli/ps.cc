@@ -69,7 +69,7 @@ Result<int> Ps(World& world, const PsOptions& options) {
   Result<Inventory> inventory = (*gpus)->Snapshot();
   if (!inventory.ok()) return inventory.error();
   LivenessFacts liveness = MakeLivenessFacts(*inventory, world.procfs());
-  std::vector<Lease> leases;
+  std::optional<std::vector<Lease>> leases;
   Result<LeaseStore*> store = world.Leases();
   Result<std::vector<Lease>> read =
       store.ok() ? (*store)->ReadLeases() : Result<std::vector<Lease>>(store.error());

@@ -57,6 +57,13 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
     const int job = static_cast<int>(pid);
     std::optional<uint64_t> start = facts.process_start_time(job);
     if (!start) continue;
+    // Another user's process (a root container, a sudo job, someone's
+    // shared job on the card) cannot hold this user's lease: the next read
+    // would count it dead.
+    if (lease.uid != 0 && facts.process_uid) {
+      std::optional<uint32_t> runs_as = facts.process_uid(job);
+      if (runs_as && *runs_as != lease.uid) continue;
+    }
     Lease handed = lease;
     handed.holder = {job, *start};
     handed.reservation_deadline_unix_ms.reset();

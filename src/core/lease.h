@@ -77,11 +77,10 @@ std::string LeaseCommand(const std::vector<std::string>& argv);
 // for as long as that process lives.
 bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const LivenessFacts& facts);
 
-// A reservation handed over to its job, the first live process on its cards
-// that was not there at reservation time: held by the job, so that it ends
-// exactly when the job does, and named for the job's command. Its owner
-// writes it so (sys/lease_store); `leases` shows it so to everyone.
-// nullopt: not a reservation, or no job yet.
+// A reservation handed over to its job, the first live process of its user
+// (any, for root's) on its cards that was not there at reservation time: held by the job, so that
+// it ends exactly when the job does, and named for the job's command. Its owner writes it so
+// (sys/lease_store); `leases` shows it so to everyone. nullopt: not a reservation, or no job yet.
 std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts);
 
 }  // namespace gpupin

@@ -108,6 +108,12 @@ TEST(EvaluateLease, AReservationIsHandedToTheNewLiveProcess) {
   EXPECT_EQ(handed->gpu_uuids, lease.gpu_uuids);
   facts.process_command = nullptr;
   EXPECT_EQ(HandedToJob(lease, facts)->command, lease.command) << "a command it cannot read";
+  // Another user's new process is not this user's job.
+  lease.uid = 1000;
+  facts.process_uid = [](int pid) -> std::optional<uint32_t> { return pid == 78 ? 0u : 1000u; };
+  EXPECT_FALSE(HandedToJob(lease, facts).has_value()) << "root's process on a user's card";
+  lease.uid = 0;
+  EXPECT_TRUE(HandedToJob(lease, facts).has_value()) << "root's reservation takes any job";
   EXPECT_FALSE(HandedToJob(HeldBy(10, 5), facts).has_value())
       << "only reservations have jobs to hand over to";
 }

@@ -41,7 +41,8 @@
 //   --exclude leave, or than have the --mem asked for. That is kUsage. Lost,
 //   MIG-enabled and PROHIBITED cards may come back, so they count as kNoGpu,
 //   but a request that only they could complete is not worth a place in the
-//   queue (ChoiceFailure::waiting_can_help).
+//   queue (ChoiceFailure::waiting_can_help; cli/acquire lets a waiter that
+//   was once servable keep waiting).
 // - For N>1 with --near, closeness comes before --order and --prefer, which
 //   then rank within the closest class (see ClosestSet).
 // - The chosen cards are returned in NVML (PCI) order, whatever ranked them:

@@ -95,6 +95,15 @@ struct Selection {
   std::vector<CardVerdict> verdicts;         // one per GPU, in NVML order
 };
 
+// What a failed choice still tells.
+struct ChoiceFailure {
+  std::vector<CardVerdict> verdicts;  // one per GPU, in NVML order
+  // False when fewer cards than asked can run jobs at all (lost, in reset,
+  // MIG-enabled, PROHIBITED): no lease ending would free enough, so a
+  // --wait would hold the queue's head for ever.
+  bool waiting_can_help = true;
+};
+
 // Validates the request (ExitCode::kUsage for contradictions such as a
 // count of 0 or an id in --only that names no GPU). When fewer than
 // request.count cards are eligible, returns ExitCode::kNoGpu with one line
@@ -106,15 +115,6 @@ struct Selection {
 // kUsage, not kNoGpu: waiting would never help.
 // The chosen cards come in NVML order; the rules and their reasons are at the
 // top of policy.cc.
-// What a failed choice still tells.
-struct ChoiceFailure {
-  std::vector<CardVerdict> verdicts;  // one per GPU, in NVML order
-  // False when fewer cards than asked can run jobs at all (lost, in reset,
-  // MIG-enabled, PROHIBITED): no lease ending would free enough, so a
-  // --wait would hold the queue's head for ever.
-  bool waiting_can_help = true;
-};
-
 Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure = nullptr);
 
 }  // namespace gpupin

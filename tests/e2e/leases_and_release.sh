@@ -46,8 +46,12 @@ expect_contains "$ERR" "no lease 'no-such-lease'" "names the id"
 expect_contains "$ERR" "a job still waiting in the queue leaves it when its gpupin is stopped" "and what a waiting job's id is"
 # The same id twice releases, and reports, one lease.
 id=$("$GPUPIN" "${SIM[@]}" pick >/dev/null && "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].id')
+"$GPUPIN" "${SIM[@]}" pick >/dev/null
+run_status "$GPUPIN" "${SIM[@]}" release "$id" "$$-"
+expect_eq "$STATUS" 2 "an id, then a prefix that matches it and another lease"
 run_status "$GPUPIN" "${SIM[@]}" --json release "$id" "$id"
 expect_eq "$(jq -c .released <<<"$OUT")" "[\"$id\"]" "one id given twice"
+"$GPUPIN" "${SIM[@]}" release >/dev/null
 # Every choice's JSON carries every card's verdict (doc/json.md), not only pick's.
 "$GPUPIN" "${SIM[@]}" release >/dev/null
 for command in pick env "docker --print"; do

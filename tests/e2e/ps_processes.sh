@@ -36,6 +36,11 @@ json=$("$GPUPIN" "${SIM[@]}" --json ps)
 expect_eq "$(jq -r ".processes[] | select(.pid == $copier) | .lease_id" <<<"$json")" null "a copied GPUPIN_LEASE_ID names no job"
 expect_eq "$(jq -r ".processes[] | select(.pid == $copier) | .leftover_reason" <<<"$json")" null "nor makes a leftover"
 expect_eq "$(jq -r ".processes[] | select(.pid == $stale) | .leftover_reason" <<<"$json")" "its gpupin job is gone" "GPUPIN_LEASE_ID of an ended lease"
+# Leases that cannot be read prove no job gone: nothing is called a leftover
+# for its GPUPIN_LEASE_ID then (doctor would say to kill every job).
+touch "$TEST_TMP/not-a-directory"
+json=$("$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/not-a-directory" --json ps)
+expect_eq "$(jq -r ".processes[] | select(.pid == $stale) | .leftover_reason" <<<"$json")" null "GPUPIN_LEASE_ID when the leases cannot be read"
 kill "$copier" "$stale"
 wait "$copier" "$stale" 2>/dev/null || true
 
