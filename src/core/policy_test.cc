@@ -668,8 +668,10 @@ INSTANTIATE_TEST_SUITE_P(
                  {6, 7},
                  "linked by NVLink"},
         NearCase{"NearOffTakesTheMostFree", NvLinkPairsBox, 3, 2, false, {}, {3, 7}, ""},
-        // Peer of the best card busy: the best complete pair wins.
-        NearCase{"BestCardsPeerBusy", NvLinkPairsBox, 3, 2, true, {2}, {6, 7}, "linked by NVLink"},
+        // GPU 6 is best and its pair 6-7 wins, until its peer is busy: then
+        // the best complete pair left, 4-5.
+        NearCase{"BestPair", NvLinkPairsBox, 6, 2, true, {}, {6, 7}, "linked by NVLink"},
+        NearCase{"BestCardsPeerBusy", NvLinkPairsBox, 6, 2, true, {7}, {4, 5}, "linked by NVLink"},
         // No four are all NVLinked: one NUMA node, the best card's.
         NearCase{
             "FourOnOneNumaNode", NvLinkPairsBox, 5, 4, true, {}, {4, 5, 6, 7}, "on one NUMA node"},
@@ -684,9 +686,10 @@ INSTANTIATE_TEST_SUITE_P(
         NearCase{"SixSpanNodes", NvLinkPairsBox, 0, 6, true, {}, {0, 3, 4, 5, 6, 7}, ""},
         // Equally close sets: the one whose weakest card ranks best.
         NearCase{"SwitchPair", TwoNumaBox, 4, 2, true, {}, {6, 7}, "under one PCIe switch"},
-        NearCase{"ThreeOnOneNode", TwoNumaBox, 1, 3, true, {}, {5, 6, 7}, "on one NUMA node"},
+        NearCase{"ThreeOnOneNode", TwoNumaBox, 5, 3, true, {}, {5, 6, 7}, "on one NUMA node"},
+        // Two of node 1's cards busy: only node 0 still has three.
         NearCase{
-            "ThreeWhenANodeIsBusy", TwoNumaBox, 1, 3, true, {0, 2}, {5, 6, 7}, "on one NUMA node"},
+            "ThreeWhenANodeIsBusy", TwoNumaBox, 5, 3, true, {5, 6}, {1, 2, 3}, "on one NUMA node"},
         NearCase{"SinglesIgnoreTopology", TwoNumaBox, 1, 1, true, {}, {1}, ""},
         NearCase{"UnknownTopology", [] { return IdleBox(4); }, 1, 2, true, {}, {1, 3}, ""}),
     [](const auto& test) { return test.param.name; });
