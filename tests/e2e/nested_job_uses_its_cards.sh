@@ -51,8 +51,11 @@ expect_eq "$OUT" 1 "run after eval env"
 # A GPUPIN_LEASE_ID copied from another job names nothing: its lease still blocks.
 "$GPUPIN" "${SIM[@]}" -q run --only 0 -- sleep 30 &
 holder=$!
-wait_until 5 "the holder's lease" files_at_least "$GPUPIN_STATE_DIR/leases" 1
-id=$(basename "$(ls "$GPUPIN_STATE_DIR"/leases/*.json)" .json)
+# Its own lease, by command: an earlier step's ended lease may still have a file.
+holder_lease() { "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[] | select(.command == "sleep 30") | .id'; }
+has_holder_lease() { [[ -n $(holder_lease) ]]; }
+wait_until $((5 * TIME_FACTOR)) "the holder's lease" has_holder_lease
+id=$(holder_lease)
 GPUPIN_LEASE_ID=$id run_status "$GPUPIN" "${SIM[@]}" run --only 0 -- true
 expect_eq "$STATUS" 3 "a forged GPUPIN_LEASE_ID"
 expect_contains "$ERR" "leased by" "a forged GPUPIN_LEASE_ID"
