@@ -1,0 +1,45 @@
+// The house rules an admin writes once for a shared server
+// (/etc/gpupin/config.toml, [limits]): per-user and per-job caps, cards kept
+// for interactive work, and the queue's order. Pure values: the config layer
+// (cli) reads and checks the file, the queue decision (core) applies them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpupin {
+
+enum class QueueOrder { kFair, kFifo };
+
+// Caps that may differ per user or per group ([limits.users.NAME],
+// [limits.groups.NAME]); absent: no limit.
+struct Caps {
+  std::optional<int> max_gpus_per_user;
+  std::optional<int> max_gpus_per_job;
+  friend bool operator==(const Caps&, const Caps&) = default;
+};
+
+// Where a rule was written, for messages that name it:
+// "max_gpus_per_user = 2 in /etc/gpupin/config.toml:4".
+struct RuleSource {
+  std::string file;
+  int line = 0;
+  friend bool operator==(const RuleSource&, const RuleSource&) = default;
+};
+
+struct HouseRules {
+  Caps caps;  // for everyone, root included
+  std::map<std::string, Caps> user_caps;   // by user name; wins over groups
+  std::map<std::string, Caps> group_caps;  // by group name
+  // Cards no request takes unless it names them with --only: NVML indices or
+  // UUID prefixes, as --only takes them.
+  std::vector<std::string> reserved;
+  QueueOrder queue = QueueOrder::kFair;
+  // The admin file the rules came from; empty when there is none.
+  std::string file;
+  friend bool operator==(const HouseRules&, const HouseRules&) = default;
+};
+
+}  // namespace gpupin
