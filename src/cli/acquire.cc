@@ -12,6 +12,7 @@
 
 #include "cli/machine_state.h"
 #include "core/cuda_visible.h"
+#include "core/printable.h"
 #include "core/time_format.h"
 #include "sys/change_watch.h"
 #include "sys/environment.h"
@@ -24,6 +25,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kReservationPoll{200};
+// How long a waiter waits for the state lock at a time, and how long one
+// that gives up tries to take its ticket out of the queue.
+constexpr std::chrono::milliseconds kLockPatience{1000};
+constexpr std::chrono::milliseconds kLockGiveUp{200};
 
 std::string Ordinal(size_t n) {
   const char* suffix = "th";
@@ -47,10 +52,12 @@ class QueueDisplay {
     if (world_.options().quiet || text == last_) return;
     last_ = text;
     shown_ = true;
+    // The line names other users' tickets: their text, not ours.
+    const std::string shown = Printable(text, std::string::npos);
     if (live_) {
-      std::fprintf(stderr, "\r\x1b[Kgpupin: %s", text.c_str());
+      std::fprintf(stderr, "\r\x1b[Kgpupin: %s", shown.c_str());
     } else {
-      std::fprintf(stderr, "gpupin: %s\n", text.c_str());
+      std::fprintf(stderr, "gpupin: %s\n", shown.c_str());
     }
     std::fflush(stderr);
   }
@@ -169,10 +176,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // we wait (an admin's reset, an NVML hiccup) may come back.
   bool ever_servable = false;
   // Leaves the queue on the way out with an error, rather than leaving a
-  // ticket that others skip only once this process is gone.
+  // ticket that others skip only once this process is gone. Briefly: under
+  // a lock that another process holds on, the ticket stays, dead with us.
   auto give_up = [&](Error error) -> Error {
     if (ticket) {
-      (void)(*store)->Transact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket); });
+      (void)(*store)->TryTransact([&](LeaseTransaction& txn) { return txn.RemoveTicket(*ticket); },
+                                  kLockGiveUp);
     }
     return error;
   };
@@ -378,12 +387,39 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       acquired = Acquired{lease, std::move(look->inventory), std::move(*selection)};
       return Ok{};
     };
-    Status transaction = (*store)->Transact([&](LeaseTransaction& txn) {
+    auto decide = [&](LeaseTransaction& txn) {
       Status decided = read_and_decide(txn);
       watch.ForgetChangesSoFar();
       return decided;
-    });
-    if (!transaction.ok()) return transaction.error();
+    };
+    if (!request.wait) {
+      Status transaction = (*store)->Transact(decide);
+      if (!transaction.ok()) return transaction.error();
+    } else {
+      // A waiter never loses its place to a lock it cannot take (a stopped
+      // gpupin, another user's `flock`): it says who holds it and tries
+      // again, a second at a time so that its deadline and a signal are
+      // obeyed on time, until its own --wait time runs out.
+      std::chrono::milliseconds patience = kLockPatience;
+      if (deadline) {
+        patience = std::clamp(
+            std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()),
+            std::chrono::milliseconds(1), kLockPatience);
+      }
+      Result<bool> done = (*store)->TryTransact(decide, patience);
+      if (!done.ok()) return give_up(done.error());
+      if (!*done) {
+        const std::string held =
+            fmt::format("the state lock is held by {}", (*store)->LockHolder());
+        if (deadline && Clock::now() >= *deadline) {
+          return give_up(
+              MakeError(ExitCode::kNoGpu,
+                        fmt::format("no GPU became available within the --wait time; {}", held)));
+        }
+        display.Show(fmt::format("waiting: {}; keeping our place", held));
+        continue;
+      }
+    }
     if (acquired) {
       // Closing an inotify descriptor waits for an RCU grace period (2 to
       // 20 ms): not while the job waits to start. Exit closes them.
@@ -442,6 +478,11 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
 
 Result<Acquired> AcquireGpus(World& world, const AcquireRequest& request,
                              std::vector<CardVerdict>* verdicts) {
+  // Said once per lease written: the user is about to trust the directory.
+  if (Result<LeaseStore*> store = world.Leases(); store.ok()) {
+    if (std::optional<std::string> warning = (*store)->OwnerWarning())
+      world.Note("warning: " + *warning);
+  }
   if (!request.wait) return AcquireOrWait(world, request, verdicts, nullptr);
   // A waiter may wait for hours; stopped meanwhile (Ctrl-C, kill, a closed
   // terminal), it takes its ticket out of the queue before it goes.

@@ -171,7 +171,9 @@ int Dispatch(int argc, char** argv) {
       ->option_text("PATH");
   // An empty value would quietly mean the default directory: leases there
   // and here would not see each other.
-  app.add_option("--state-dir", globals.state_dir, "shared state directory (env GPUPIN_STATE_DIR)")
+  app.add_option("--state-dir", globals.state_dir,
+                 "shared state directory (env GPUPIN_STATE_DIR); its parts must be root's or "
+                 "its owner's (doc/security.md)")
       ->envname("GPUPIN_STATE_DIR")
       ->option_text("DIR")
       ->check(CLI::Validator(

@@ -13,6 +13,7 @@
 #include "cli/gpu_processes.h"
 #include "cli/machine_state.h"
 #include "core/doctor.h"
+#include "core/printable.h"
 #include "out/inventory_json.h"
 #include "out/json_value.h"
 #include "out/table.h"
@@ -80,6 +81,10 @@ void GatherLeftovers(const World& world, const std::optional<std::vector<Lease>>
   }
 }
 
+// gpupin holds the state lock for milliseconds: longer, and every gpupin
+// waits on a stopped process or a hostile `flock` (the message names it).
+constexpr std::chrono::milliseconds kLockHeldTooLong{3000};
+
 // Reads the leases without changing them: doctor looks, it does not clean up.
 void GatherLeases(World& world, DoctorFacts& facts) {
   facts.state_dir = ChooseStateDirPath(world.options().state_dir);
@@ -88,7 +93,7 @@ void GatherLeases(World& world, DoctorFacts& facts) {
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {
     facts.state_dir_problem = store.error().message;
-  } else if (Result<std::vector<Lease>> read = (*store)->ReadLeases(); read.ok()) {
+  } else if (Result<std::vector<Lease>> read = (*store)->ReadLeases(kLockHeldTooLong); read.ok()) {
     leases = std::move(*read);
   } else {
     facts.state_dir_problem = read.error().message;
@@ -159,13 +164,14 @@ std::string Render(const std::vector<Finding>& findings, const Terminal& termina
   int counts[3] = {0, 0, 0};
   for (const Finding& f : findings) {
     ++counts[static_cast<int>(f.verdict)];
-    std::string fix = f.fix.empty() ? "" : "  fix: " + f.fix;
+    // Evidence quotes other users' commands (leftovers) and the driver's text.
+    std::string fix = f.fix.empty() ? "" : "  fix: " + Printable(f.fix, std::string::npos);
     if (IsPythonProblem(f)) {
       python += fmt::format("{}\n{}", f.evidence, fix.empty() ? "" : fix + "\n");
       continue;
     }
-    table.AddRow(
-        {f.check, terminal.Paint(VerdictName(f.verdict), VerdictColor(f.verdict)), f.evidence});
+    table.AddRow({f.check, terminal.Paint(VerdictName(f.verdict), VerdictColor(f.verdict)),
+                  Printable(f.evidence, std::string::npos)});
     if (f.verdict != Verdict::kOk && !fix.empty()) table.AddNote(fix);
   }
   return table.Render() + python +

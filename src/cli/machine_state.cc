@@ -1,5 +1,7 @@
 #include "cli/machine_state.h"
 
+#include <unistd.h>
+
 #include <chrono>
 
 namespace gpupin {
@@ -15,6 +17,13 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   facts.now_unix_ms = NowUnixMs();
   facts.process_start_time = [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); };
   facts.process_uid = [&procfs](int pid) { return procfs.Uid(pid); };
+  facts.parent_of = [&procfs](int pid) { return procfs.ParentOf(pid); };
+  facts.runs_gpupin = [&procfs](int pid) {
+    // Our own name, as the kernel keeps it: every user runs the same binary.
+    static const std::optional<ProcessStat> self = procfs.Stat(getpid());
+    std::optional<ProcessStat> other = procfs.Stat(pid);
+    return self && other && other->comm == self->comm;
+  };
   facts.process_command = [&procfs](int pid) -> std::optional<std::string> {
     std::optional<std::vector<std::string>> argv = procfs.Argv(pid);
     if (!argv) return std::nullopt;

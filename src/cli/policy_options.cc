@@ -60,7 +60,8 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
       ->check(WholeNumber(1, 10000));
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
-                 "queue until GPUs are free (optionally at most DURATION); Ctrl-C, SIGTERM or "
+                 "queue until GPUs are free (optionally at most DURATION, then exit 3); a state "
+                 "lock held by another process is waited out, naming it; Ctrl-C, SIGTERM or "
                  "SIGHUP leaves the queue; a request too few cards could ever meet (lost, "
                  "MIG, PROHIBITED) exits 3 at once")
       ->expected(0, 1)

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/printable.h"
 #include "sys/nvml/nvml_source.h"
 
 namespace gpupin {
@@ -91,14 +92,16 @@ Result<LeaseStore*> World::Leases() {
   return &*leases_;
 }
 
+// Notes quote what others wrote (file names in the state directory, GPU
+// names, commands): escaped like every other line gpupin prints.
 void World::Note(std::string_view line) const {
   if (!options_.quiet)
-    std::fprintf(stderr, "gpupin: %.*s\n", static_cast<int>(line.size()), line.data());
+    std::fprintf(stderr, "gpupin: %s\n", Printable(line, std::string::npos).c_str());
 }
 
 void World::Verbose(std::string_view line) const {
   if (options_.verbose)
-    std::fprintf(stderr, "gpupin: %.*s\n", static_cast<int>(line.size()), line.data());
+    std::fprintf(stderr, "gpupin: %s\n", Printable(line, std::string::npos).c_str());
 }
 
 }  // namespace gpupin

@@ -370,12 +370,12 @@ Finding CheckLeases(const DoctorFacts& facts) {
 
 Finding CheckStateDir(const DoctorFacts& facts) {
   if (!facts.state_dir_problem && facts.state_dir_user_owner) {
-    return {"state_dir", Verdict::kWarn,
+    return {"state_dir", Verdict::kFail,
             fmt::format("{} belongs to {}, who can remove anyone's lease in it (the sticky bit "
                         "does not stop a directory's owner)",
                         facts.state_dir, *facts.state_dir_user_owner),
-            "have root create the directory for everyone: sudo install -d -m 1777 /run/gpupin "
-            "(gpupin uses it when it exists), or a systemd-tmpfiles entry to keep it"};
+            "have root create /run/gpupin for everyone (gpupin uses it when it exists): the "
+            "package's tmpfiles.d entry does, with sudo systemd-tmpfiles --create"};
   }
   if (!facts.state_dir_problem) {
     return {"state_dir", Verdict::kOk, fmt::format("{} is safe to share", facts.state_dir), ""};

@@ -500,5 +500,23 @@ TEST(HostPidsVisibleTest, AllNvmlPidsMustExist) {
   EXPECT_EQ(HostPidsVisible(inv, [](uint32_t pid) { return pid < 100; }), false);
 }
 
+TEST(DoctorTest, AStateDirectoryOfAUserFails) {
+  DoctorFacts facts = HealthyFacts();
+  facts.state_dir = "/tmp/gpupin";
+  facts.state_dir_user_owner = "alice (uid 1000)";
+  Finding f = Only(facts, "state_dir");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("alice (uid 1000), who can remove anyone's lease"));
+  EXPECT_THAT(f.fix, HasSubstr("/run/gpupin"));
+}
+
+TEST(DoctorTest, AStateLockHeldTooLongFailsNamingItsHolder) {
+  DoctorFacts facts = HealthyFacts();
+  facts.state_dir_problem = "/run/gpupin/lock has been locked by pid 7 (nobody: flock) for 3000 ms";
+  Finding f = Only(facts, "state_dir");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("pid 7 (nobody: flock)"));
+}
+
 }  // namespace
 }  // namespace gpupin

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/process_tree.h"
+
 namespace gpupin {
 namespace {
 
@@ -52,14 +54,17 @@ std::string LeaseCommand(const std::vector<std::string>& argv) {
 }
 
 std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts) {
-  if (!lease.is_reservation() || !facts.process_start_time) return std::nullopt;
+  if (!lease.is_reservation() || !facts.process_start_time || !facts.parent_of) return std::nullopt;
+  const int holder = lease.holder.pid;
+  // A holder that is gone (or a reused pid) has no descendants of its own.
+  if (facts.process_start_time(holder) != lease.holder.start_time_ticks) return std::nullopt;
   for (uint32_t pid : NewProcessesOnCards(lease, facts)) {
     const int job = static_cast<int>(pid);
     std::optional<uint64_t> start = facts.process_start_time(job);
     if (!start) continue;
-    // Another user's process (a root container, a sudo job, someone's
-    // shared job on the card) cannot hold this user's lease: the next read
-    // would count it dead.
+    if (!NearestAncestor(job, facts.parent_of, [holder](int p) { return p == holder; })) continue;
+    // A descendant that changed user (sudo) cannot hold this user's lease:
+    // the next read would count it dead.
     if (lease.uid != 0 && facts.process_uid) {
       std::optional<uint32_t> runs_as = facts.process_uid(job);
       if (runs_as && *runs_as != lease.uid) continue;

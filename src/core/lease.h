@@ -54,6 +54,12 @@ struct LivenessFacts {
   // A live process's command line, as a lease records it; nullopt if it
   // cannot be read.
   std::function<std::optional<std::string>(int pid)> process_command;
+  // The parent pid of a live process; nullopt when gone or unreadable.
+  // Unset: no process counts as any other's descendant.
+  std::function<std::optional<int>(int pid)> parent_of;
+  // Whether a live process runs gpupin (its executable's name is ours), for
+  // queue tickets: only a waiting gpupin holds a place. Unset: any does.
+  std::function<bool(int pid)> runs_gpupin;
   // PIDs NVML lists on each GPU (by UUID). Missing UUID: unknown.
   std::map<std::string, std::vector<uint32_t>> gpu_pids;
 };
@@ -77,10 +83,15 @@ std::string LeaseCommand(const std::vector<std::string>& argv);
 // for as long as that process lives.
 bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const LivenessFacts& facts);
 
-// A reservation handed over to its job, the first live process of its user
-// (any, for root's) on its cards that was not there at reservation time: held by the job, so that
-// it ends exactly when the job does, and named for the job's command. Its owner writes it so
-// (sys/lease_store); `leases` shows it so to everyone. nullopt: not a reservation, or no job yet.
+// A reservation handed over to its job: the first live process on its cards
+// that was not there at reservation time, descends from the reservation's
+// holder (the shell that picked) and runs as the reservation's user. Held by
+// the job, so that it ends exactly when the job does, and named for the
+// job's command. Descent, not the user, is what makes a process the job:
+// any user can start a process on any card, and root's reservation handed
+// to another user's 3-second process would end with it. Its owner writes it
+// so (sys/lease_store); `leases` shows it so to everyone. nullopt: not a
+// reservation, or no job yet.
 std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts);
 
 }  // namespace gpupin

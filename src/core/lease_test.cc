@@ -96,6 +96,11 @@ TEST(EvaluateLease, AReservationIsHandedToTheNewLiveProcess) {
     if (pid == 78) return "python train.py";
     return std::nullopt;
   };
+  // 78 is a child of the shell 10, which picked.
+  facts.parent_of = [](int pid) -> std::optional<int> {
+    if (pid == 78) return 10;
+    return std::nullopt;
+  };
   facts.gpu_pids["GPU-a"] = {77};
   EXPECT_FALSE(HandedToJob(lease, facts).has_value()) << "no job yet";
   facts.gpu_pids["GPU-a"] = {77, 79, 78};  // 79 has already gone
@@ -113,9 +118,39 @@ TEST(EvaluateLease, AReservationIsHandedToTheNewLiveProcess) {
   facts.process_uid = [](int pid) -> std::optional<uint32_t> { return pid == 78 ? 0u : 1000u; };
   EXPECT_FALSE(HandedToJob(lease, facts).has_value()) << "root's process on a user's card";
   lease.uid = 0;
-  EXPECT_TRUE(HandedToJob(lease, facts).has_value()) << "root's reservation takes any job";
+  EXPECT_TRUE(HandedToJob(lease, facts).has_value()) << "root's job that became another user";
   EXPECT_FALSE(HandedToJob(HeldBy(10, 5), facts).has_value())
       << "only reservations have jobs to hand over to";
+}
+
+TEST(EvaluateLease, AReservationIsHandedOnlyToADescendantOfItsHolder) {
+  for (uint32_t uid : {0u, 1000u}) {
+    Lease lease = HeldBy(10, 5);
+    lease.uid = uid;
+    lease.reservation_deadline_unix_ms = 2000;
+    LivenessFacts facts = World({{10, 5}, {20, 6}, {78, 9}, {90, 7}});
+    facts.process_uid = [uid](int) -> std::optional<uint32_t> { return uid; };
+    // 90 is another session's process, not the shell's; 78 descends from
+    // the shell 10 through 20.
+    facts.parent_of = [](int pid) -> std::optional<int> {
+      if (pid == 78) return 20;
+      if (pid == 20) return 10;
+      if (pid == 90) return 1;
+      return std::nullopt;
+    };
+    facts.gpu_pids["GPU-a"] = {90};
+    EXPECT_FALSE(HandedToJob(lease, facts).has_value()) << "uid " << uid << ": a stranger";
+    EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive)
+        << "uid " << uid << ": the stranger on the card ends nothing";
+    facts.gpu_pids["GPU-a"] = {90, 78};
+    ASSERT_TRUE(HandedToJob(lease, facts).has_value()) << "uid " << uid << ": a grandchild";
+    EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{78, 9}));
+    LivenessFacts reused = facts;
+    reused.process_start_time = [](int pid) -> std::optional<uint64_t> {
+      return pid == 10 ? 99u : 9u;  // the shell's pid now names another process
+    };
+    EXPECT_FALSE(HandedToJob(lease, reused).has_value()) << "uid " << uid << ": holder gone";
+  }
 }
 
 TEST(EvaluateLease, UnknownProcessListIsNotANewProcess) {

@@ -32,10 +32,11 @@ std::optional<CodePoint> DecodeUtf8(std::string_view text) {
 // What can move the cursor, start an escape sequence, break the line or
 // reorder the text around it: C0 and C1 controls (U+009B is a CSI by
 // itself), the line and paragraph separators, and the bidirectional
-// controls (U+202E shows what follows it backwards).
+// controls (U+202E shows what follows it backwards), and the soft hyphen
+// U+00AD, which most terminals show as nothing: "ro\u00adot" reads "root".
 bool Unsafe(char32_t c) {
-  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
-         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x00AD || c == 0x061C || c == 0x200E ||
+         c == 0x200F || (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
 }  // namespace

@@ -15,6 +15,9 @@ TEST(PrintableTest, UnicodeControlsAndBrokenUtf8CannotReachTheTerminalEither) {
   // U+009B (CSI), U+0085 (next line), U+2028 (line separator), U+202E
   // (right-to-left override), U+2066 (isolate), U+200F (RLM).
   EXPECT_EQ(Printable("a\u009b2Jb\u0085c\u2028d\u202ee\u2066f\u200fg"), "a?2Jb?c?d?e?f?g");
+  // U+00AD (soft hyphen) is invisible on most terminals: "ro\u00adot" would
+  // pass for "root".
+  EXPECT_EQ(Printable("ro\u00adot"), "ro?ot");
   // A lone C1 byte (a CSI under an 8-bit terminal), a truncated sequence,
   // an overlong "/", a surrogate, a byte never in UTF-8.
   EXPECT_EQ(Printable("a\x9b"

@@ -1,10 +1,13 @@
 #include "sys/lease_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <tuple>
 
 #include "core/json_fields.h"
@@ -16,6 +19,7 @@ namespace gpupin {
 namespace {
 
 constexpr std::string_view kSuffix = ".json";
+constexpr const char* kLockName = "lock";
 
 std::string FileName(const std::string& id) { return id + std::string(kSuffix); }
 
@@ -51,24 +55,76 @@ std::optional<Record> ReadRecord(const StateDir& dir, const std::string& name,
   return std::move(*record);
 }
 
-// The names in a record directory, those that cannot be records skipped
-// with a diagnostic.
-std::vector<std::string> RecordNames(const StateDir& dir, const DiagnosticSink& diagnostics) {
-  std::vector<std::string> records;
+// A record file as the listing and one lstat show it, unread.
+struct ListedRecord {
+  std::string name;
+  FileInfo info;
+};
+
+// The record files of a directory, oldest first, at most kMaxRecordsPerUser
+// of each owner: one user's thousands of files (gpupin writes no more than
+// that many for anyone) cost every reader only the listing and an lstat
+// each. Names that cannot be records are skipped with a diagnostic.
+std::vector<ListedRecord> ListRecords(const StateDir& dir, const DiagnosticSink& diagnostics) {
+  std::vector<ListedRecord> records;
   Result<std::vector<std::string>> names = dir.List();
   if (!names) {
     if (diagnostics) diagnostics(fmt::format("skipped {}: {}", dir.path(), names.error().message));
     return records;
   }
   for (std::string& name : *names) {
-    if (name.ends_with(kSuffix)) {
-      records.push_back(std::move(name));
-    } else if (diagnostics) {
+    if (!name.ends_with(kSuffix)) {
+      if (diagnostics) {
+        diagnostics(
+            fmt::format("skipped {}/{}: not a record file name", dir.path(), Printable(name)));
+      }
+      continue;
+    }
+    Result<FileInfo> info = dir.Info(name);
+    if (info) records.push_back({std::move(name), *info});  // else gone since the listing
+  }
+  std::sort(records.begin(), records.end(), [](const ListedRecord& a, const ListedRecord& b) {
+    return std::tie(a.info.change_time_ns, a.name) < std::tie(b.info.change_time_ns, b.name);
+  });
+  std::map<uint32_t, size_t> per_owner;
+  std::vector<ListedRecord> kept;
+  for (ListedRecord& record : records) {
+    size_t& count = per_owner[record.info.owner_uid];
+    if (++count <= kMaxRecordsPerUser) {
+      kept.push_back(std::move(record));
+    } else if (count == kMaxRecordsPerUser + 1 && diagnostics) {
       diagnostics(
-          fmt::format("skipped {}/{}: not a record file name", dir.path(), Printable(name)));
+          fmt::format("skipped {}: the records of uid {} beyond the {} gpupin writes for "
+                      "one user",
+                      dir.path(), record.info.owner_uid, kMaxRecordsPerUser));
     }
   }
-  return records;
+  return kept;
+}
+
+// How many of the listed records belong to this user.
+size_t OwnRecords(const std::vector<ListedRecord>& records) {
+  return static_cast<size_t>(
+      std::count_if(records.begin(), records.end(),
+                    [](const ListedRecord& r) { return r.info.owner_uid == geteuid(); }));
+}
+
+// Writes a record of ours, refusing one that readers would skip: too large,
+// or beyond the number of records they read of one user.
+Status WriteRecord(const StateDir& dir, const std::string& name, const std::string& text,
+                   size_t own_records, const char* what) {
+  if (text.size() > kMaxRecordBytes) {
+    return MakeError(ExitCode::kError, fmt::format("the {} would be {} bytes, more than the {} "
+                                                   "gpupin reads",
+                                                   what, text.size(), kMaxRecordBytes));
+  }
+  if (own_records >= kMaxRecordsPerUser) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("you have {} {}s in {} already, the most gpupin keeps for one "
+                                 "user; end some (gpupin leases lists them)",
+                                 own_records, what, dir.path()));
+  }
+  return dir.WriteFileAtomic(name, text);
 }
 
 std::string LeaseFileName(const Lease& lease) { return FileName(lease.id); }
@@ -100,35 +156,27 @@ std::optional<TicketFile> ParseTicketFileName(const std::string& name) {
   return file;
 }
 
-// The tickets named in the listing, in no order and without their change
-// times.
-std::vector<TicketFile> ListedTicketFiles(const StateDir& queue,
-                                          const DiagnosticSink& diagnostics) {
+// The queue in order, from the listing and the files' change times.
+std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, const StateDir& queue,
+                                    const DiagnosticSink& diagnostics) {
   std::vector<TicketFile> files;
-  for (const std::string& name : RecordNames(queue, diagnostics)) {
-    if (std::optional<TicketFile> file = ParseTicketFileName(name)) {
+  for (const ListedRecord& record : records) {
+    if (std::optional<TicketFile> file = ParseTicketFileName(record.name)) {
+      file->change_time_ns = record.info.change_time_ns;
       files.push_back(std::move(*file));
     } else if (diagnostics) {
-      diagnostics(
-          fmt::format("skipped {}/{}: not a ticket file name", queue.path(), Printable(name)));
+      diagnostics(fmt::format("skipped {}/{}: not a ticket file name", queue.path(),
+                              Printable(record.name)));
     }
-  }
-  return files;
-}
-
-// The queue in order, from the listing and the files' change times.
-std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
-  std::vector<TicketFile> files;
-  for (TicketFile& file : ListedTicketFiles(queue, diagnostics)) {
-    Result<int64_t> changed = queue.ChangeTimeNs(file.name);
-    if (!changed) continue;  // gone since the listing
-    file.change_time_ns = *changed;
-    files.push_back(std::move(file));
   }
   std::sort(files.begin(), files.end(), [](const TicketFile& a, const TicketFile& b) {
     return std::tie(a.change_time_ns, a.seq, a.id) < std::tie(b.change_time_ns, b.seq, b.id);
   });
   return files;
+}
+
+std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
+  return TicketFiles(ListRecords(queue, diagnostics), queue, diagnostics);
 }
 
 // Dead records of other users usually cannot be removed (sticky directory);
@@ -153,12 +201,14 @@ Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
   return LeaseStore(std::move(root), std::move(*leases), std::move(*queue), std::move(diagnostics));
 }
 
-Result<std::vector<Lease>> LeaseStore::ReadLeases() const {
+Result<std::vector<Lease>> LeaseStore::ReadLeases(std::chrono::milliseconds lock_timeout) const {
   std::vector<Lease> leases;
-  Status read = Transact([&](LeaseTransaction& txn) -> Status {
-    leases = txn.ReadLeases();
-    return Ok{};
-  });
+  Status read = Transact(
+      [&](LeaseTransaction& txn) -> Status {
+        leases = txn.ReadLeases();
+        return Ok{};
+      },
+      lock_timeout);
   if (!read.ok()) return read.error();
   return leases;
 }
@@ -173,19 +223,51 @@ bool LeaseStore::QueueMayHaveTickets() const {
   return !names.ok() || !names->empty();
 }
 
+Result<bool> LeaseStore::TryTransact(const std::function<Status(LeaseTransaction&)>& body,
+                                     std::chrono::milliseconds lock_timeout) const {
+  Result<LockAttempt> attempt = root_.Lock(kLockName, lock_timeout);
+  if (!attempt) return attempt.error();
+  if (!attempt->lock) return false;
+  LeaseTransaction transaction(leases_, queue_, diagnostics_);
+  Status done = body(transaction);
+  if (!done) return done.error();
+  return true;
+}
+
 Status LeaseStore::Transact(const std::function<Status(LeaseTransaction&)>& body,
                             std::chrono::milliseconds lock_timeout) const {
-  Result<FileLock> lock = root_.Lock("lock", lock_timeout);
-  if (!lock) return lock.error();
-  LeaseTransaction transaction(leases_, queue_, diagnostics_);
-  return body(transaction);
+  Result<bool> done = TryTransact(body, lock_timeout);
+  if (!done) return done.error();
+  if (*done) return Ok{};
+  return MakeError(ExitCode::kError,
+                   fmt::format("{}/{} has been locked by {} for {} ms (gpupin holds it for "
+                               "milliseconds): a stopped gpupin, or a process that should not "
+                               "lock it",
+                               root_.path(), kLockName, LockHolder(), lock_timeout.count()));
+}
+
+std::string LeaseStore::LockHolder() const {
+  struct stat st {};
+  std::optional<int> pid;
+  if (fstatat(root_.fd(), kLockName, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    pid = ProcFs().FlockHolder(st.st_dev, st.st_ino);
+  return pid ? DescribeProcess(ProcFs(), *pid) : "an unknown process";
+}
+
+std::optional<std::string> LeaseStore::OwnerWarning() const {
+  if (root_.owner_uid() == 0 || !root_.shared()) return std::nullopt;
+  return fmt::format(
+      "the state directory {} belongs to {} (uid {}), who can remove everyone's leases in it "
+      "(the sticky bit does not stop a directory's owner); ask an admin for a root-owned "
+      "/run/gpupin (the package's tmpfiles.d entry creates it: systemd-tmpfiles --create)",
+      root_.path(), UserName(root_.owner_uid()), root_.owner_uid());
 }
 
 std::vector<Lease> LeaseTransaction::ReadLeases() {
   std::vector<Lease> leases;
-  for (const std::string& name : RecordNames(leases_, diagnostics_)) {
+  for (const ListedRecord& record : ListRecords(leases_, diagnostics_)) {
     if (std::optional<Lease> lease =
-            ReadRecord<Lease>(leases_, name, &LeaseFromJson, &LeaseFileName, diagnostics_)) {
+            ReadRecord<Lease>(leases_, record.name, &LeaseFromJson, &LeaseFileName, diagnostics_)) {
       leases.push_back(std::move(*lease));
     }
   }
@@ -220,7 +302,8 @@ Status LeaseTransaction::AddLease(const Lease& lease) {
   if (leases_.ReadFile(FileName(lease.id), kMaxRecordBytes).ok()) {
     return MakeError(ExitCode::kError, fmt::format("lease {} exists already", lease.id));
   }
-  return leases_.WriteFileAtomic(FileName(lease.id), LeaseToJson(lease));
+  return WriteRecord(leases_, FileName(lease.id), LeaseToJson(lease),
+                     OwnRecords(ListRecords(leases_, diagnostics_)), "lease");
 }
 
 Status LeaseTransaction::UpdateLease(const Lease& lease) {
@@ -235,7 +318,7 @@ Status LeaseTransaction::UpdateLease(const Lease& lease) {
     return MakeError(ExitCode::kError, fmt::format("cannot update lease {}: it belongs to uid {}",
                                                    lease.id, existing->owner_uid));
   }
-  return leases_.WriteFileAtomic(FileName(lease.id), LeaseToJson(lease));
+  return WriteRecord(leases_, FileName(lease.id), LeaseToJson(lease), 0, "lease");
 }
 
 Status LeaseTransaction::RemoveLease(const std::string& id) {
@@ -265,7 +348,13 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& n
   auto alive = [&](const ProcessIdentity& process) {
     return RecordProcessAlive(process, ticket->uid, facts);
   };
-  if (alive(ticket->holder) && (!ticket->waiter || alive(*ticket->waiter))) return ticket;
+  // A ticket holds a place only while a gpupin waits for it: anyone can
+  // write one naming a live process of theirs (a `sleep`), which would hold
+  // up the queue for as long as that process lives. The waiter is the
+  // holder itself in tickets that name none (run's).
+  const ProcessIdentity& waiter = ticket->waiter.value_or(ticket->holder);
+  const bool waiting = alive(waiter) && (!facts.runs_gpupin || facts.runs_gpupin(waiter.pid));
+  if (alive(ticket->holder) && waiting) return ticket;
   RemoveIfAllowed(queue_, name);
   return std::nullopt;
 }
@@ -333,11 +422,13 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
   if (!IsValidRecordId(ticket.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
+  std::vector<ListedRecord> records = ListRecords(queue_, diagnostics_);
   uint64_t last = 0;
-  for (const TicketFile& file : ListedTicketFiles(queue_, diagnostics_))
+  for (const TicketFile& file : TicketFiles(records, queue_, diagnostics_))
     last = std::max(last, file.seq);
   ticket.seq = std::min(last + 1, kMaxTicketSeq);
-  Status written = queue_.WriteFileAtomic(TicketFileName(ticket), TicketToJson(ticket));
+  Status written = WriteRecord(queue_, TicketFileName(ticket), TicketToJson(ticket),
+                               OwnRecords(records), "queue ticket");
   if (!written) return written.error();
   return ticket;
 }

@@ -4,9 +4,9 @@
 // lease are one atomic step across all users and commands.
 //
 // Nothing read is trusted: a file that is a symlink, not a regular file,
-// larger than kMaxRecordBytes, unparsable, or owned by another uid than the
-// one it claims is skipped with a diagnostic; liveness is evaluated on every
-// read, never stored.
+// larger than kMaxRecordBytes, beyond its owner's kMaxRecordsPerUser,
+// unparsable, or owned by another uid than the one it claims is skipped
+// with a diagnostic; liveness is evaluated on every read, never stored.
 #pragma once
 
 #include <chrono>
@@ -23,7 +23,14 @@
 
 namespace gpupin {
 
-inline constexpr size_t kMaxRecordBytes = size_t{64} * 1024;
+// Larger than any lease or ticket gpupin writes (it refuses to write one
+// larger): a larger file is skipped unread.
+inline constexpr size_t kMaxRecordBytes = size_t{16} * 1024;
+// The records of one user (file owner) a reader goes through in each of
+// leases/ and queue/, the oldest first; gpupin refuses to write more for
+// one user, so only records it did not write are ever left unread. Bounds
+// what one user's junk costs everyone else's transactions (doc/security.md).
+inline constexpr size_t kMaxRecordsPerUser = 1024;
 
 // Receives one line per skipped file ("skipped leases/x.json: is a symbolic
 // link (not followed)"), for the caller to print under -v.
@@ -61,13 +68,27 @@ class LeaseStore {
   static Result<LeaseStore> Open(StateDir root, DiagnosticSink diagnostics = {});
 
   // Runs `body` holding the lock. Keep it to reading, deciding and writing:
-  // every gpupin process on the machine waits while it runs.
+  // every gpupin process on the machine waits while it runs. Fails when
+  // another process holds the lock for all of `lock_timeout`, naming it.
   Status Transact(const std::function<Status(LeaseTransaction&)>& body,
                   std::chrono::milliseconds lock_timeout = std::chrono::seconds(10)) const;
+  // As Transact, but for a waiter, who waits on: a lock held by another
+  // process for all of `lock_timeout` is no error but false, `body` not run.
+  Result<bool> TryTransact(const std::function<Status(LeaseTransaction&)>& body,
+                           std::chrono::milliseconds lock_timeout) const;
+  // Who holds the state lock now, as "pid 4711 (nobody: flock lock sleep
+  // 40)" (/proc/locks); "an unknown process" when /proc does not say.
+  std::string LockHolder() const;
+
+  // When the state directory is shared (mode 1777) but not root's: a line
+  // saying who can remove everyone's leases in it and how to get a safe
+  // one. nullopt otherwise.
+  std::optional<std::string> OwnerWarning() const;
 
   // Every valid lease file, live or not, in a transaction of its own: for
   // commands that only show them (ps, doctor).
-  Result<std::vector<Lease>> ReadLeases() const;
+  Result<std::vector<Lease>> ReadLeases(
+      std::chrono::milliseconds lock_timeout = std::chrono::seconds(10)) const;
 
   // Wakes the waiter just behind `ticket` (ours) without changing the queue:
   // its watch on our ticket reports the touch as kNudged. A head that may

@@ -274,6 +274,66 @@ TEST(LeaseStore, ATicketNamingAProcessOfAnotherUserIsDead) {
   });
 }
 
+TEST(LeaseStore, ATicketCountsOnlyWhileAGpupinWaitsForIt) {
+  // A ticket naming a live process of its own user that is no gpupin (a
+  // `sleep`) holds up nobody, as holder and waiter or as holder alone.
+  Fixture f;
+  ASSERT_TRUE(f.Open().ok());
+  LivenessFacts facts = RealFacts();
+  bool self_is_gpupin = false;
+  facts.runs_gpupin = [&](int pid) { return pid == getpid() && self_is_gpupin; };
+  f.Transact([&](LeaseTransaction& t) {
+    QueueTicket named{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
+    named.waiter = Self();
+    ASSERT_TRUE(t.TakeTicket(named).ok());
+    QueueTicket holder_only{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
+    ASSERT_TRUE(t.TakeTicket(holder_only).ok());
+    Result<QueuePlace> place = t.PlaceInQueue(std::nullopt, facts);
+    ASSERT_TRUE(place.ok());
+    EXPECT_FALSE(place->just_ahead.has_value()) << "no gpupin waits: a newcomer is first";
+  });
+  self_is_gpupin = true;
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.LiveTickets(facts).size(), 0u) << "the dead tickets were removed";
+    QueueTicket real{"", 0, Self(), geteuid(), UserName(geteuid()), "gpupin", "1 GPU", 0};
+    real.waiter = Self();
+    ASSERT_TRUE(t.TakeTicket(real).ok());
+    EXPECT_EQ(t.LiveTickets(facts).size(), 1u) << "a gpupin waits for it";
+  });
+}
+
+TEST(LeaseStore, OneUsersRecordsAreReadUpToTheBoundGpupinWritesUpTo) {
+  Fixture f;
+  ASSERT_TRUE(f.Open().ok());
+  // Planted by hand, past what gpupin would write for one user.
+  for (size_t i = 0; i < kMaxRecordsPerUser + 10; ++i) {
+    Lease lease = LeaseOn("GPU-junk");
+    f.tmp.Write("state/leases/" + lease.id + ".json", LeaseToJson(lease));
+  }
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.ReadLeases().size(), kMaxRecordsPerUser);
+    Status refused = t.AddLease(LeaseOn("GPU-a"));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("the most gpupin keeps for one user"), std::string::npos)
+        << refused.error().message;
+  });
+  EXPECT_TRUE(f.Diagnosed("leases", "beyond the 1024 gpupin writes for one user"));
+}
+
+TEST(LeaseStore, ARecordLargerThanGpupinWritesIsSkippedUnread) {
+  Fixture f;
+  ASSERT_TRUE(f.Open().ok());
+  Lease lease = LeaseOn("GPU-a");
+  lease.user = std::string(kMaxRecordBytes, 'x');
+  f.tmp.Write("state/leases/" + lease.id + ".json", LeaseToJson(lease));
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_TRUE(t.ReadLeases().empty());
+    Status refused = t.AddLease(lease);
+    ASSERT_FALSE(refused.ok()) << "gpupin writes no record its readers would skip";
+  });
+  EXPECT_TRUE(f.Diagnosed(lease.id, "more than the 16384 allowed"));
+}
+
 TEST(LeaseStore, AnotherUsersLeaseCanBeReadButNotRemoved) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   Fixture f;

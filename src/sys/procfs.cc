@@ -15,6 +15,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/lease.h"
 #include "core/process_tree.h"
 #include "core/wrapper_command.h"
 
@@ -199,6 +200,19 @@ std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid) {
 bool ProcessStopped(const ProcFs& procfs, int pid) {
   std::optional<ProcessStat> stat = procfs.Stat(pid);
   return stat && (stat->state == 'T' || stat->state == 't');
+}
+
+std::optional<int> ProcFs::FlockHolder(uint64_t device, uint64_t inode) const {
+  FileText file = ReadProcFile(root_ + "/locks");
+  if (file.error != 0) return std::nullopt;
+  return ParseFlockHolder(file.text, major(device), minor(device), inode);
+}
+
+std::string DescribeProcess(const ProcFs& procfs, int pid) {
+  std::optional<uint32_t> uid = procfs.Uid(pid);
+  std::optional<std::vector<std::string>> argv = procfs.Argv(pid);
+  std::string command = argv ? LeaseCommand(*argv) : "?";
+  return fmt::format("pid {} ({}: {})", pid, uid ? UserName(*uid) : "?", command);
 }
 
 std::string UserName(uint32_t uid) {

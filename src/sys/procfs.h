@@ -36,6 +36,9 @@ class ProcFs {
   // fds rather than by path, since paths differ inside containers. Only
   // our own processes' fds are readable unless root.
   std::vector<uint32_t> OpenNvidiaDeviceMinors(int pid) const;
+  // The process holding a flock on the file (device, inode), from
+  // /proc/locks; nullopt when none or outside our PID namespace.
+  std::optional<int> FlockHolder(uint64_t device, uint64_t inode) const;
   // Clock ticks since boot, now (for ages and elapsed times).
   std::optional<uint64_t> UptimeTicks() const;
 
@@ -66,6 +69,10 @@ bool ProcessStopped(const ProcFs& procfs, int pid);
 //   `timeout 30 gpupin pick`, `sudo gpupin pick`, `sh -c 'gpupin pick'`.
 // It never leaves `self`'s session. `parent` itself when it is none of these.
 int ReservationHolder(const ProcFs& procfs, int self, int parent);
+
+// "pid 4711 (nobody: flock lock sleep 40)": a process as a message names
+// it, its command as a lease records it (escaped by whoever prints it).
+std::string DescribeProcess(const ProcFs& procfs, int pid);
 
 // Name of a uid from the password database, or the number as text.
 std::string UserName(uint32_t uid);

@@ -67,7 +67,8 @@ std::optional<int> ParsePid(std::string_view name) {
 // and ')': everything after the last ')' is the fixed-format remainder.
 std::optional<ProcessStat> ParseStat(int pid, std::string_view text) {
   size_t close_paren = text.rfind(')');
-  if (close_paren == std::string_view::npos) return std::nullopt;
+  size_t open_paren = text.find('(');
+  if (close_paren == std::string_view::npos || open_paren > close_paren) return std::nullopt;
   std::vector<std::string_view> fields = SplitFields(text.substr(close_paren + 1));
   // fields[0] is field 3 (state); start time is field 22.
   if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
@@ -79,7 +80,26 @@ std::optional<ProcessStat> ParseStat(int pid, std::string_view text) {
   uint64_t start_stack = 0;
   if (fields.size() > kStartStack)
     start_stack = ParseNumber<uint64_t>(fields[kStartStack]).value_or(0);
-  return ProcessStat{pid, *ppid, fields[0][0], *start, *session, start_stack};
+  return ProcessStat{pid,
+                     *ppid,
+                     fields[0][0],
+                     *start,
+                     *session,
+                     start_stack,
+                     std::string(text.substr(open_paren + 1, close_paren - open_paren - 1))};
+}
+
+std::optional<int> ParseFlockHolder(std::string_view text, uint32_t major, uint32_t minor,
+                                    uint64_t inode) {
+  const std::string file = fmt::format("{:02x}:{:02x}:{}", major, minor, inode);
+  while (!text.empty()) {
+    std::vector<std::string_view> fields = SplitFields(NextPiece(text, '\n'));
+    // "N:" "FLOCK" "ADVISORY" "WRITE" pid file start end
+    if (fields.size() < 6 || fields[1] != "FLOCK" || fields[5] != file) continue;
+    std::optional<int> pid = ParseNumber<int>(fields[4]);
+    if (pid && *pid > 0) return pid;
+  }
+  return std::nullopt;
 }
 
 std::optional<uint32_t> ParseStatusUid(std::string_view text) {

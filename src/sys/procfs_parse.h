@@ -24,6 +24,9 @@ struct ProcessStat {
   // randomised), kept by fork, so a forked copy has its parent's. 0 when
   // the kernel hides it (another user's process) or the line is short.
   uint64_t start_stack = 0;
+  // Field 2 without its parentheses: the executable's file name, at most
+  // 15 bytes, as the kernel keeps it (argv[0] does not change it).
+  std::string comm;
 };
 
 // A directory name of /proc as a PID ("42"), nullopt for any other name.
@@ -34,6 +37,13 @@ std::optional<ProcessStat> ParseStat(int pid, std::string_view text);
 
 // The real uid (first number of the "Uid:" line) of /proc/PID/status.
 std::optional<uint32_t> ParseStatusUid(std::string_view text);
+
+// The pid that holds a flock on the file (device major:minor, inode), from
+// the text of /proc/locks ("1: FLOCK  ADVISORY  WRITE 4711 00:2a:1234 0
+// EOF"); waiters ("1: -> FLOCK ...") hold nothing. nullopt when no line
+// matches, or the holder is in another PID namespace (pid shown as -1 or 0).
+std::optional<int> ParseFlockHolder(std::string_view text, uint32_t major, uint32_t minor,
+                                    uint64_t inode);
 
 // /proc/PID/cmdline: the NUL-separated arguments (trailing empty ones are
 // dropped: the kernel's padding cannot be told from them).

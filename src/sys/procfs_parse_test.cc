@@ -21,6 +21,28 @@ TEST(ParseStat, ThePidComesFromTheCallerNotTheText) {
   EXPECT_EQ(stat->start_time_ticks, 55u);
 }
 
+TEST(ParseStat, TheNameIsBetweenTheFirstAndLastParenthesis) {
+  std::optional<ProcessStat> stat = ParseStat(7, "7 (a) (b)" + StatTail("S", "3", "55"));
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->comm, "a) (b");
+  EXPECT_EQ(stat->ppid, 3);
+}
+
+TEST(ParseFlockHolder, TheHolderOfThatFileNotItsWaiters) {
+  const std::string locks =
+      "1: POSIX  ADVISORY  WRITE 10 00:2a:99 0 EOF\n"
+      "2: FLOCK  ADVISORY  WRITE 4711 00:2a:1234 0 EOF\n"
+      "2: -> FLOCK  ADVISORY  WRITE 4712 00:2a:1234 0 EOF\n"
+      "3: FLOCK  ADVISORY  WRITE 12 103:02:1234 0 EOF\n";
+  EXPECT_EQ(ParseFlockHolder(locks, 0, 0x2a, 1234), 4711);
+  EXPECT_EQ(ParseFlockHolder(locks, 0x103, 2, 1234), 12) << "a major above 0xff";
+  EXPECT_FALSE(ParseFlockHolder(locks, 0, 0x2a, 99)) << "a POSIX lock is not gpupin's";
+  EXPECT_FALSE(ParseFlockHolder(locks, 0, 0x2b, 1234)) << "another device";
+  EXPECT_FALSE(ParseFlockHolder("1: FLOCK  ADVISORY  WRITE -1 00:2a:1234 0 EOF\n", 0, 0x2a, 1234))
+      << "a holder in another PID namespace";
+  EXPECT_FALSE(ParseFlockHolder("garbage\n\n1:", 0, 0x2a, 1234));
+}
+
 TEST(ParseStat, RejectsNumbersOutOfRange) {
   EXPECT_FALSE(ParseStat(1, "1 (x)" + StatTail("S", "99999999999", "1")));
   EXPECT_FALSE(ParseStat(1, "1 (x)" + StatTail("S", "1", "18446744073709551616")));

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sys/procfs.h"
 #include "sys/timed_flock.h"
 
 namespace gpupin {
@@ -43,6 +44,49 @@ std::optional<Error> UnsafeDirectory(const struct stat& st, const std::string& p
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir.ends_with('/') ? dir + name : dir + "/" + name;
+}
+
+std::string Who(uint32_t uid) { return fmt::format("{} (uid {})", UserName(uid), uid); }
+
+// A part of the state directory (leases/, queue/, lock) is trusted only when
+// it belongs to root or to the directory's owner (who can remove anything in
+// the directory anyway) and has the mode gpupin gives it. Its owner can
+// remove every file in a directory part; the lock's owner can replace it,
+// and two processes locking two different files exclude nobody.
+std::optional<Error> UntrustedPart(const struct stat& st, const std::string& path,
+                                   uint32_t dir_owner, mode_t mode) {
+  const std::string what = S_ISDIR(mode) ? "directory" : "lock file";
+  if ((st.st_mode & S_IFMT) != (mode & S_IFMT)) {
+    return MakeError(
+        ExitCode::kError,
+        fmt::format("state {} {} is not a {}; remove it (as its owner {} or root)", what, path,
+                    S_ISDIR(mode) ? "directory" : "regular file", Who(st.st_uid)));
+  }
+  if (st.st_uid != 0 && st.st_uid != dir_owner) {
+    return MakeError(
+        ExitCode::kError,
+        fmt::format("state {} {} belongs to {}, not to root or the state directory's owner {}, "
+                    "so {} could remove or replace what others put there; as root, run 'chown "
+                    "root: {}' (what is in it stays) or remove it",
+                    what, path, Who(st.st_uid), Who(dir_owner), UserName(st.st_uid), path));
+  }
+  if ((st.st_mode & 07777) != (mode & 07777)) {
+    return MakeError(ExitCode::kError,
+                     fmt::format("state {} {} has mode {:04o}, not {:04o}; as {}, run 'chmod "
+                                 "{:04o} {}'",
+                                 what, path, st.st_mode & 07777, mode & 07777, Who(st.st_uid),
+                                 mode & 07777, path));
+  }
+  return std::nullopt;
+}
+
+Error MissingPart(const std::string& path, uint32_t dir_owner) {
+  return MakeError(ExitCode::kError,
+                   fmt::format("state directory part {} is missing, and only root or the "
+                               "directory's owner {} may create it (anyone else's would be "
+                               "refused); run any gpupin command once as one of them (sudo "
+                               "gpupin leases), or systemd-tmpfiles --create",
+                               path, Who(dir_owner)));
 }
 
 Status WriteAll(int fd, std::string_view text) {
@@ -82,16 +126,39 @@ Result<StateDir> StateDir::Open(const std::string& path) {
   // "link/" would make the kernel follow the symlink despite O_NOFOLLOW.
   std::string trimmed = path;
   while (trimmed.size() > 1 && trimmed.ends_with('/')) trimmed.pop_back();
-  return OpenAt(AT_FDCWD, trimmed, path);
+  return OpenAt(AT_FDCWD, trimmed, path, true);
 }
+
+bool StateDir::MayCreateParts() const { return geteuid() == 0 || geteuid() == owner_uid_; }
 
 Result<StateDir> StateDir::Subdir(const std::string& name) const {
-  return OpenAt(fd(), name, JoinPath(path_, name));
+  std::string path = JoinPath(path_, name);
+  Result<StateDir> dir = OpenAt(fd(), name, path, MayCreateParts());
+  if (!dir) return dir;
+  struct stat st {};
+  if (fstat(dir->fd(), &st) != 0) return SystemError(fmt::format("cannot stat {}", path));
+  // Ours with another mode (an older gpupin, a umask): ours to repair.
+  if (st.st_uid == geteuid() && (st.st_mode & 07777) != kSharedDirMode &&
+      fchmod(dir->fd(), kSharedDirMode) == 0) {
+    st.st_mode = (st.st_mode & ~mode_t{07777}) | kSharedDirMode;
+  }
+  if (std::optional<Error> untrusted =
+          UntrustedPart(st, path, owner_uid_, S_IFDIR | kSharedDirMode))
+    return *untrusted;
+  return dir;
 }
 
-Result<StateDir> StateDir::OpenAt(int parent_fd, const std::string& name, std::string path) {
-  bool created = mkdirat(parent_fd, name.c_str(), kSharedDirMode) == 0;
-  if (!created && errno != EEXIST) {
+Result<StateDir> StateDir::OpenAt(int parent_fd, const std::string& name, std::string path,
+                                  bool may_create) {
+  bool created = may_create && mkdirat(parent_fd, name.c_str(), kSharedDirMode) == 0;
+  struct stat existing {};
+  if (!may_create && fstatat(parent_fd, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) != 0 &&
+      errno == ENOENT) {
+    struct stat parent {};
+    if (fstat(parent_fd, &parent) != 0) return SystemError(fmt::format("cannot stat {}", path));
+    return MissingPart(path, parent.st_uid);
+  }
+  if (may_create && !created && errno != EEXIST) {
     return MakeError(ExitCode::kError,
                      fmt::format("cannot create state directory {}: {}; choose another with "
                                  "--state-dir",
@@ -128,7 +195,7 @@ Result<StateDir> StateDir::OpenAt(int parent_fd, const std::string& name, std::s
     st.st_mode = (st.st_mode & ~mode_t{07777}) | kSharedDirMode;
   }
   if (std::optional<Error> unsafe = UnsafeDirectory(st, path)) return *unsafe;
-  return StateDir(std::move(path), std::move(fd), st.st_uid);
+  return StateDir(std::move(path), std::move(fd), st.st_uid, (st.st_mode & S_IWOTH) != 0);
 }
 
 Result<FileRead> StateDir::ReadFile(const std::string& name, size_t max_bytes) const {
@@ -202,10 +269,16 @@ Status StateDir::NotifyWatchers(const std::string& name) const {
 }
 
 Result<int64_t> StateDir::ChangeTimeNs(const std::string& name) const {
+  Result<FileInfo> info = Info(name);
+  if (!info) return info.error();
+  return info->change_time_ns;
+}
+
+Result<FileInfo> StateDir::Info(const std::string& name) const {
   struct stat st {};
   if (fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     return SystemError(fmt::format("cannot stat {}", JoinPath(path_, name)));
-  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  return FileInfo{st.st_uid, int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec};
 }
 
 Result<std::vector<std::string>> StateDir::List() const {
@@ -223,13 +296,16 @@ Result<std::vector<std::string>> StateDir::List() const {
   return names;
 }
 
-Result<FileLock> StateDir::Lock(const std::string& name, std::chrono::milliseconds timeout) const {
+Result<LockAttempt> StateDir::Lock(const std::string& name,
+                                   std::chrono::milliseconds timeout) const {
   const std::string lock_path = JoinPath(path_, name);
-  int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-  UniqueFd fd(openat(this->fd(), name.c_str(), O_RDWR | O_CREAT | flags, kFileMode));
+  const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  const bool may_create = MayCreateParts();
+  UniqueFd fd;
+  if (may_create) fd.Reset(openat(this->fd(), name.c_str(), O_RDWR | O_CREAT | flags, kFileMode));
   // Another user's lock file: we may not write it (and protected_regular
   // forbids O_CREAT on it), but a read-only descriptor can hold a flock.
-  if (!fd.valid() && (errno == EACCES || errno == EPERM)) {
+  if (!fd.valid() && (!may_create || errno == EACCES || errno == EPERM)) {
     fd.Reset(openat(this->fd(), name.c_str(), O_RDONLY | flags));
   }
   if (!fd.valid()) {
@@ -239,30 +315,32 @@ Result<FileLock> StateDir::Lock(const std::string& name, std::chrono::millisecon
                                    "remove it",
                                    lock_path));
     }
+    if (errno == ENOENT) return MissingPart(lock_path, owner_uid_);
     return SystemError(fmt::format("cannot open lock file {}", lock_path));
   }
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return SystemError(fmt::format("cannot stat {}", lock_path));
-  if (!S_ISREG(st.st_mode)) {
-    return MakeError(ExitCode::kError,
-                     fmt::format("lock file {} is not a regular file; remove it", lock_path));
-  }
   // Others must be able to open it whatever our umask was.
-  if (st.st_uid == geteuid() && (st.st_mode & 07777) != kFileMode) fchmod(fd.get(), kFileMode);
-
+  if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 07777) != kFileMode &&
+      fchmod(fd.get(), kFileMode) == 0) {
+    st.st_mode = (st.st_mode & ~mode_t{07777}) | kFileMode;
+  }
+  if (std::optional<Error> untrusted =
+          UntrustedPart(st, lock_path, owner_uid_, S_IFREG | kFileMode))
+    return *untrusted;
+  LockAttempt attempt;
+  attempt.device = st.st_dev;
+  attempt.inode = st.st_ino;
   switch (LockExclusiveWithin(fd.get(), timeout)) {
     case FlockOutcome::kLocked:
-      break;
+      attempt.lock.emplace(std::move(fd));
+      return attempt;
     case FlockOutcome::kTimedOut:
-      return MakeError(ExitCode::kError,
-                       fmt::format("{} has been locked by another process for {} ms; a gpupin "
-                                   "process may be stopped (find it with: grep ':{} ' "
-                                   "/proc/locks)",
-                                   lock_path, timeout.count(), st.st_ino));
+      return attempt;
     case FlockOutcome::kFailed:
-      return SystemError(fmt::format("cannot lock {}", lock_path));
+      break;
   }
-  return FileLock(std::move(fd));
+  return SystemError(fmt::format("cannot lock {}", lock_path));
 }
 
 }  // namespace gpupin

@@ -36,6 +36,12 @@ struct FileRead {
   uint32_t owner_uid = 0;
 };
 
+// What one lstat says of a file, before it is read.
+struct FileInfo {
+  uint32_t owner_uid = 0;
+  int64_t change_time_ns = 0;  // st_ctime, in nanoseconds since the epoch
+};
+
 // An exclusive flock held until destruction.
 class FileLock {
  public:
@@ -45,6 +51,14 @@ class FileLock {
   UniqueFd fd_;
 };
 
+// StateDir::Lock's answer.
+struct LockAttempt {
+  std::optional<FileLock> lock;  // nullopt: another process held it throughout
+  // The lock file's, to find its holder in /proc/locks.
+  uint64_t device = 0;
+  uint64_t inode = 0;
+};
+
 class StateDir {
  public:
   // Opens `path`, creating it with mode 1777 (as /tmp: everyone adds files,
@@ -52,7 +66,12 @@ class StateDir {
   // a symlink, not a directory, or writable by others without the sticky bit.
   static Result<StateDir> Open(const std::string& path);
 
-  // Opens (creating, mode 1777) the subdirectory `name`, with Open's checks.
+  // Opens the subdirectory `name` (leases/, queue/), creating it with mode
+  // 1777 when this user may: root or this directory's owner. It is trusted
+  // only when it belongs to one of them and has mode 1777: anyone else who
+  // owned it could remove every file in it, and anyone who may create it
+  // first could own it. Otherwise fails with a line naming the path, its
+  // owner and the fix.
   Result<StateDir> Subdir(const std::string& name) const;
 
   // Reads a regular file of at most `max_bytes`. Fails (the caller skips the
@@ -78,31 +97,41 @@ class StateDir {
   // epoch. Set by the kernel: its owner can move it forward (any change),
   // never back. A symlink is not followed.
   Result<int64_t> ChangeTimeNs(const std::string& name) const;
+  // `name`'s owner and change time, without following a symlink.
+  Result<FileInfo> Info(const std::string& name) const;
 
   // Names in the directory, without hidden ones (temp files start with '.').
   Result<std::vector<std::string>> List() const;
 
   // Takes an exclusive flock on the file `name`, creating it (0644) when
-  // missing; another user's lock file is opened read-only, which flock allows.
-  // Waits while another process holds it: holders are gpupin processes in a
-  // critical section of milliseconds, so `timeout` is only reached when
-  // something is wrong (a stopped process, a hostile flock), and then says so.
-  Result<FileLock> Lock(const std::string& name, std::chrono::milliseconds timeout) const;
+  // missing and this user may (as for Subdir); another user's lock file is
+  // opened read-only, which flock allows. The file is trusted as Subdir's
+  // are: a regular file of root or this directory's owner, mode 0644.
+  // Waits while another process holds it, at most `timeout`: holders are
+  // gpupin processes in a critical section of milliseconds, so a timeout
+  // means something is wrong (a stopped process, a hostile flock).
+  Result<LockAttempt> Lock(const std::string& name, std::chrono::milliseconds timeout) const;
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_.get(); }
+  // Whether users other than its owner may add files (mode 1777).
+  bool shared() const { return shared_; }
   // The directory's owner: not necessarily root or us (the first user to run
   // gpupin creates /tmp/gpupin); that owner can remove anyone's files.
   uint32_t owner_uid() const { return owner_uid_; }
 
  private:
-  StateDir(std::string path, UniqueFd fd, uint32_t owner_uid)
-      : path_(std::move(path)), fd_(std::move(fd)), owner_uid_(owner_uid) {}
-  static Result<StateDir> OpenAt(int parent_fd, const std::string& name, std::string path);
+  StateDir(std::string path, UniqueFd fd, uint32_t owner_uid, bool shared)
+      : path_(std::move(path)), fd_(std::move(fd)), owner_uid_(owner_uid), shared_(shared) {}
+  static Result<StateDir> OpenAt(int parent_fd, const std::string& name, std::string path,
+                                 bool may_create);
+  // Whether this user may create parts (leases/, queue/, lock) here.
+  bool MayCreateParts() const;
 
   std::string path_;
   UniqueFd fd_;
   uint32_t owner_uid_ = 0;
+  bool shared_ = false;
 };
 
 // A random suffix for unique names: `bytes` random bytes as hex.

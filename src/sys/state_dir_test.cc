@@ -209,12 +209,18 @@ TEST(StateDir, LockExcludesAndTimesOutWithAMessage) {
   TempDir tmp;
   Result<StateDir> dir = StateDir::Open(tmp / "s");
   ASSERT_TRUE(dir.ok());
-  Result<FileLock> first = dir->Lock("lock", 1s);
+  Result<LockAttempt> first = dir->Lock("lock", 1s);
   ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_TRUE(first->lock.has_value());
   auto start = std::chrono::steady_clock::now();
-  Result<FileLock> second = dir->Lock("lock", 100ms);
+  Result<LockAttempt> second = dir->Lock("lock", 100ms);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
-  ExpectErrorContains(AsStatus(second), "locked by another process");
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_FALSE(second->lock.has_value()) << "held by the first";
+  struct stat st {};
+  ASSERT_EQ(stat((tmp / "s/lock").c_str(), &st), 0);
+  EXPECT_EQ(second->inode, st.st_ino);
+  EXPECT_EQ(second->device, st.st_dev);
 }
 
 TEST(StateDir, LockIsReleasedWhenTheHolderIsKilled) {
@@ -225,17 +231,17 @@ TEST(StateDir, LockIsReleasedWhenTheHolderIsKilled) {
   ASSERT_EQ(pipe(ready), 0);
   pid_t holder = fork();
   if (holder == 0) {
-    Result<FileLock> lock = dir->Lock("lock", 1s);
+    Result<LockAttempt> lock = dir->Lock("lock", 1s);
     (void)!write(ready[1], "x", 1);
     pause();
     _exit(0);
   }
   char byte;
   ASSERT_EQ(read(ready[0], &byte, 1), 1);
-  EXPECT_FALSE(dir->Lock("lock", 20ms).ok());
+  EXPECT_FALSE(dir->Lock("lock", 20ms)->lock.has_value());
   kill(holder, SIGKILL);
   waitpid(holder, nullptr, 0);
-  EXPECT_TRUE(dir->Lock("lock", 1s).ok());
+  EXPECT_TRUE(dir->Lock("lock", 1s)->lock.has_value());
   close(ready[0]);
   close(ready[1]);
 }
@@ -261,14 +267,78 @@ TEST(StateDir, AnotherUsersLockFileIsLockedReadOnly) {
   EXPECT_EQ(ModeOf(tmp / "s/lock") & 07777, 0644u);
   int code = RunInChild(
       [&] {
-        Result<FileLock> lock = dir->Lock("lock", 1s);
-        if (!lock.ok()) return 1;
+        Result<LockAttempt> lock = dir->Lock("lock", 1s);
+        if (!lock.ok() || !lock->lock) return 1;
         // Held: a second description of the file cannot take it.
         int other = openat(dir->fd(), "lock", O_RDONLY);
         return flock(other, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK ? 0 : 2;
       },
       kNobody);
   EXPECT_EQ(code, 0);
+}
+
+// nobody squats the parts of root's state directory before root's first
+// run: every part is refused, with one line naming it, its owner and the fix.
+TEST(StateDir, PartsOfAnotherUserAreRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  TempDir tmp;
+  ASSERT_EQ(chmod(tmp.path().c_str(), 0711), 0);
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  int code = RunInChild(
+      [&] {
+        bool made = mkdir((tmp / "s/leases").c_str(), 01777) == 0 &&
+                    chmod((tmp / "s/leases").c_str(), 01777) == 0;
+        int lock = open((tmp / "s/lock").c_str(), O_CREAT | O_WRONLY, 0644);
+        return made && lock >= 0 ? 0 : 1;
+      },
+      kNobody);
+  ASSERT_EQ(code, 0);
+  for (const char* expected : {"belongs to nobody", "run 'chown root: "}) {
+    ExpectErrorContains(AsStatus(dir->Subdir("leases")), expected);
+    ExpectErrorContains(AsStatus(dir->Lock("lock", 1s)), expected);
+  }
+  ExpectErrorContains(AsStatus(dir->Subdir("leases")), tmp / "s/leases");
+  // Root's own part with another mode is repaired; another's is refused.
+  ASSERT_EQ(mkdir((tmp / "s/queue").c_str(), 0755), 0);
+  EXPECT_TRUE(dir->Subdir("queue").ok());
+  EXPECT_EQ(ModeOf(tmp / "s/queue") & 07777, 01777u);
+  ASSERT_EQ(chown((tmp / "s/queue").c_str(), kNobody, kNobody), 0);
+  ExpectErrorContains(AsStatus(dir->Subdir("queue")), "belongs to nobody");
+}
+
+TEST(StateDir, OnlyRootOrTheOwnerCreatesParts) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  TempDir tmp;
+  ASSERT_EQ(mkdir((tmp / "s").c_str(), 01777), 0);
+  ASSERT_EQ(chmod((tmp / "s").c_str(), 01777), 0);
+  ASSERT_EQ(chmod(tmp.path().c_str(), 0711), 0);
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  int code = RunInChild(
+      [&] {
+        Result<StateDir> leases = dir->Subdir("leases");
+        Result<LockAttempt> lock = dir->Lock("lock", 1s);
+        bool refused = !leases.ok() &&
+                       leases.error().message.find("is missing") != std::string::npos &&
+                       !lock.ok() && lock.error().message.find("is missing") != std::string::npos;
+        return refused ? 0 : 1;
+      },
+      kNobody);
+  EXPECT_EQ(code, 0) << "nobody must not create parts of root's directory";
+  EXPECT_FALSE(std::filesystem::exists(tmp / "s/leases"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "s/lock"));
+  // A part of the directory's owner (nobody, as in a /tmp/gpupin it
+  // created) is trusted: that owner could remove anything there anyway.
+  ASSERT_EQ(chown((tmp / "s").c_str(), kNobody, kNobody), 0);
+  Result<StateDir> owned = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(owned.ok());
+  code = RunInChild(
+      [&] { return owned->Subdir("leases").ok() && owned->Lock("lock", 1s).ok() ? 0 : 1; },
+      kNobody);
+  EXPECT_EQ(code, 0);
+  EXPECT_TRUE(owned->Subdir("leases").ok()) << "root trusts the owner's part";
+  EXPECT_TRUE(owned->shared());
 }
 
 }  // namespace

@@ -237,3 +237,27 @@ as_nobody_setup() {
   chmod 0711 "$TEST_TMP"
   AS_NOBODY=(setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups)
 }
+
+# as_nobody_copies SCENARIO: as_nobody_setup, then points GPUPIN, WORKLOAD
+# and SCENARIO at copies that nobody can run and read (the checkout may be
+# private: a mktemp -d clone is 0700), and lets both users' simulated
+# processes register in the live directory.
+as_nobody_copies() {
+  as_nobody_setup
+  install -d -m 0755 "$TEST_TMP/bin"
+  install -m 0755 "$GPUPIN" "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$WORKLOAD" "$TEST_TMP/bin"
+  install -m 0644 "$1" "$TEST_TMP/bin/scenario.json"
+  install -d -m 1777 "$GPUPIN_SIM_LIVE_DIR"
+  GPUPIN="$TEST_TMP/bin/gpupin"
+  WORKLOAD="$TEST_TMP/bin/gpupin-sim-workload"
+  SCENARIO="$TEST_TMP/bin/scenario.json"
+}
+
+# nobody_sleeps SECONDS: starts nobody's `sleep SECONDS` (a live process of
+# nobody's for planted records to name); its pid and start time (field 22
+# of /proc/PID/stat) land in SLEEPER and SLEEPER_START.
+nobody_sleeps() {
+  "${AS_NOBODY[@]}" sleep "$1" &
+  SLEEPER=$!
+  SLEEPER_START=$(awk '{ print $22 }' "/proc/$SLEEPER/stat")
+}
