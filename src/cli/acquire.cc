@@ -25,9 +25,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kReservationPoll{200};
-// How long a waiter waits for the state lock at a time, and how long one
-// that gives up tries to take its ticket out of the queue.
-constexpr std::chrono::milliseconds kLockPatience{1000};
+// How long a waiter waits for the state lock at a time (as long as a
+// command without --wait does, before it fails), and how long one that gives
+// up tries to take its ticket out of the queue.
+constexpr std::chrono::milliseconds kLockPatience{10000};
 constexpr std::chrono::milliseconds kLockGiveUp{200};
 
 std::string Ordinal(size_t n) {
@@ -398,8 +399,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     } else {
       // A waiter never loses its place to a lock it cannot take (a stopped
       // gpupin, another user's `flock`): it says who holds it and tries
-      // again, a second at a time so that its deadline and a signal are
-      // obeyed on time, until its own --wait time runs out.
+      // again, until its own --wait time runs out.
       std::chrono::milliseconds patience = kLockPatience;
       if (deadline) {
         patience = std::clamp(

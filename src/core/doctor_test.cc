@@ -432,17 +432,18 @@ TEST(DoctorStateDirTest, UnsafeStateDirFails) {
   EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
 }
 
-TEST(DoctorStateDirTest, ADirectoryOwnedByAUserWarns) {
+TEST(DoctorStateDirTest, ADirectoryOwnedByAUserFails) {
   DoctorFacts facts = HealthyFacts();
   facts.state_dir = "/tmp/gpupin";
   facts.state_dir_user_owner = "alice (uid 1000)";
   Finding f = Only(facts, "state_dir");
-  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.verdict, Verdict::kFail);
   EXPECT_EQ(f.evidence,
             "/tmp/gpupin belongs to alice (uid 1000), who can remove anyone's lease in it (the "
             "sticky bit does not stop a directory's owner)");
-  EXPECT_THAT(f.fix, HasSubstr("sudo install -d -m 1777 /run/gpupin"));
-  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kOk);
+  EXPECT_THAT(f.fix, HasSubstr("/run/gpupin"));
+  EXPECT_THAT(f.fix, HasSubstr("systemd-tmpfiles --create"));
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
 }
 
 TEST(DoctorPythonTest, OneEntryPerFindingWithItsVerdict) {
@@ -498,16 +499,6 @@ TEST(HostPidsVisibleTest, AllNvmlPidsMustExist) {
   EXPECT_EQ(HostPidsVisible(inv, [](uint32_t) { return true; }), true);
   // pid 7 exists by chance in the container; 123456 does not.
   EXPECT_EQ(HostPidsVisible(inv, [](uint32_t pid) { return pid < 100; }), false);
-}
-
-TEST(DoctorTest, AStateDirectoryOfAUserFails) {
-  DoctorFacts facts = HealthyFacts();
-  facts.state_dir = "/tmp/gpupin";
-  facts.state_dir_user_owner = "alice (uid 1000)";
-  Finding f = Only(facts, "state_dir");
-  EXPECT_EQ(f.verdict, Verdict::kFail);
-  EXPECT_THAT(f.evidence, HasSubstr("alice (uid 1000), who can remove anyone's lease"));
-  EXPECT_THAT(f.fix, HasSubstr("/run/gpupin"));
 }
 
 TEST(DoctorTest, AStateLockHeldTooLongFailsNamingItsHolder) {

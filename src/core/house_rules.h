@@ -30,7 +30,7 @@ struct RuleSource {
 };
 
 struct HouseRules {
-  Caps caps;  // for everyone, root included
+  Caps caps;                               // for everyone, root included
   std::map<std::string, Caps> user_caps;   // by user name; wins over groups
   std::map<std::string, Caps> group_caps;  // by group name
   // Cards no request takes unless it names them with --only: NVML indices or

@@ -61,16 +61,23 @@ struct ListedRecord {
   FileInfo info;
 };
 
+// A directory's records as a reader goes through them, and how many of them
+// are this user's (what the limit on a user's records counts).
+struct RecordListing {
+  std::vector<ListedRecord> records;
+  size_t own = 0;
+};
+
 // The record files of a directory, oldest first, at most kMaxRecordsPerUser
 // of each owner: one user's thousands of files (gpupin writes no more than
 // that many for anyone) cost every reader only the listing and an lstat
 // each. Names that cannot be records are skipped with a diagnostic.
-std::vector<ListedRecord> ListRecords(const StateDir& dir, const DiagnosticSink& diagnostics) {
+RecordListing ListRecords(const StateDir& dir, const DiagnosticSink& diagnostics) {
   std::vector<ListedRecord> records;
   Result<std::vector<std::string>> names = dir.List();
   if (!names) {
     if (diagnostics) diagnostics(fmt::format("skipped {}: {}", dir.path(), names.error().message));
-    return records;
+    return {};
   }
   for (std::string& name : *names) {
     if (!name.ends_with(kSuffix)) {
@@ -99,14 +106,7 @@ std::vector<ListedRecord> ListRecords(const StateDir& dir, const DiagnosticSink&
                       dir.path(), record.info.owner_uid, kMaxRecordsPerUser));
     }
   }
-  return kept;
-}
-
-// How many of the listed records belong to this user.
-size_t OwnRecords(const std::vector<ListedRecord>& records) {
-  return static_cast<size_t>(
-      std::count_if(records.begin(), records.end(),
-                    [](const ListedRecord& r) { return r.info.owner_uid == geteuid(); }));
+  return {std::move(kept), std::min(per_owner[geteuid()], kMaxRecordsPerUser)};
 }
 
 // Writes a record of ours, refusing one that readers would skip: too large,
@@ -176,7 +176,7 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
 }
 
 std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
-  return TicketFiles(ListRecords(queue, diagnostics), queue, diagnostics);
+  return TicketFiles(ListRecords(queue, diagnostics).records, queue, diagnostics);
 }
 
 // Dead records of other users usually cannot be removed (sticky directory);
@@ -265,7 +265,9 @@ std::optional<std::string> LeaseStore::OwnerWarning() const {
 
 std::vector<Lease> LeaseTransaction::ReadLeases() {
   std::vector<Lease> leases;
-  for (const ListedRecord& record : ListRecords(leases_, diagnostics_)) {
+  RecordListing listing = ListRecords(leases_, diagnostics_);
+  own_leases_ = listing.own;
+  for (const ListedRecord& record : listing.records) {
     if (std::optional<Lease> lease =
             ReadRecord<Lease>(leases_, record.name, &LeaseFromJson, &LeaseFileName, diagnostics_)) {
       leases.push_back(std::move(*lease));
@@ -302,8 +304,11 @@ Status LeaseTransaction::AddLease(const Lease& lease) {
   if (leases_.ReadFile(FileName(lease.id), kMaxRecordBytes).ok()) {
     return MakeError(ExitCode::kError, fmt::format("lease {} exists already", lease.id));
   }
-  return WriteRecord(leases_, FileName(lease.id), LeaseToJson(lease),
-                     OwnRecords(ListRecords(leases_, diagnostics_)), "lease");
+  if (!own_leases_) own_leases_ = ListRecords(leases_, diagnostics_).own;
+  Status written =
+      WriteRecord(leases_, FileName(lease.id), LeaseToJson(lease), *own_leases_, "lease");
+  if (written) ++*own_leases_;
+  return written;
 }
 
 Status LeaseTransaction::UpdateLease(const Lease& lease) {
@@ -422,13 +427,13 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
   if (!IsValidRecordId(ticket.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
-  std::vector<ListedRecord> records = ListRecords(queue_, diagnostics_);
+  RecordListing listing = ListRecords(queue_, diagnostics_);
   uint64_t last = 0;
-  for (const TicketFile& file : TicketFiles(records, queue_, diagnostics_))
+  for (const TicketFile& file : TicketFiles(listing.records, queue_, diagnostics_))
     last = std::max(last, file.seq);
   ticket.seq = std::min(last + 1, kMaxTicketSeq);
-  Status written = WriteRecord(queue_, TicketFileName(ticket), TicketToJson(ticket),
-                               OwnRecords(records), "queue ticket");
+  Status written = WriteRecord(queue_, TicketFileName(ticket), TicketToJson(ticket), listing.own,
+                               "queue ticket");
   if (!written) return written.error();
   return ticket;
 }

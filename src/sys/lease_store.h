@@ -167,6 +167,12 @@ class LeaseTransaction {
       : leases_(leases), queue_(queue), diagnostics_(sink) {}
 
   const StateDir& leases_;
+  // How many lease records of ours this transaction's listing found: nobody
+  // else can add one meanwhile (a file is ours only if we create it, and our
+  // other gpupin processes wait for the lock), so AddLease after LiveLeases
+  // need not list thousands of foreign files again. Removals are not
+  // subtracted: the count errs towards the limit, never past it.
+  std::optional<size_t> own_leases_;
   const StateDir& queue_;
   const DiagnosticSink& diagnostics_;
 };

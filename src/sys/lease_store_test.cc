@@ -120,11 +120,13 @@ TEST(LeaseStore, AddReadUpdateRemove) {
 
 TEST(LeaseStore, AReservationIsHandedToItsJobAndNamedForIt) {
   Fixture f;
-  Lease reservation = LeaseOn("GPU-a");
+  // The job is this process, a child of the shell (its parent) that picked.
+  Lease reservation = LeaseOn("GPU-a", {getppid(), StartTime(getppid()).value_or(0)});
   reservation.command = "pick (reserved for the next job)";
   reservation.reservation_deadline_unix_ms = 60000;
-  const ProcessIdentity job{getppid(), StartTime(getppid()).value_or(0)};
+  const ProcessIdentity job = Self();
   LivenessFacts facts = RealFacts();
+  facts.parent_of = [](int pid) { return ProcFs().ParentOf(pid); };
   facts.gpu_pids["GPU-a"] = {static_cast<uint32_t>(job.pid)};
   facts.process_command = [job](int pid) -> std::optional<std::string> {
     if (pid == job.pid) return "python train.py";

@@ -4,7 +4,9 @@
 # still served first, because the queue's order is the order in which the
 # kernel saw the tickets put in place, which no user can set back. (The
 # forged ticket then heads the queue, like any waiter that arrived before
-# the next one, until its holder exits.)
+# the next one, until its holder exits.) A ticket counts only while a
+# gpupin waits for it: the process it names is a copy of `sleep` that runs
+# under gpupin's name, as a user may name any program of theirs.
 source "$(dirname "$0")/lib.sh"
 
 as_nobody_setup
@@ -18,7 +20,9 @@ first=$!
 wait_for_line "$TEST_TMP/first.err" 'waiting'
 sleep 0.05  # past the file system's clock tick
 
-"${AS_NOBODY[@]}" sleep 60 &
+install -d -m 0755 "$TEST_TMP/named"
+install -m 0755 "$(command -v sleep)" "$TEST_TMP/named/gpupin"
+"${AS_NOBODY[@]}" "$TEST_TMP/named/gpupin" 60 &
 cutter=$!
 wait_until 5 "nobody's sleep to start" bash -c "[[ \$(stat -c %U /proc/$cutter) == nobody ]]"
 start_ticks=$(awk '{ print $22 }' "/proc/$cutter/stat")
