@@ -1,35 +1,33 @@
 #!/usr/bin/env bash
 # How much slower `gpupin --json ls` is than the least a program can do for
-# the same facts (bench/nvml_floor.c: the same NVML calls from plain C).
+# the same table (bench/nvml_floor.c: only the NVML calls the table shows,
+# from plain C), in wall time and in NVML calls, on 8 and on 16 cards.
 #
 #   cmake --build build/release --target gpupin nvml_floor gpupin_sim
-#   bench/ls_vs_floor.sh [RUNS] [SCENARIO]      # defaults: 200, examples/lab-8gpu.json
+#   bench/ls_vs_floor.sh [RUNS] [SCENARIO...]
+#       # defaults: 200, examples/lab-8gpu.json examples/lab-16gpu.json
 #
 # Both run against the simulated NVML (bin/libgpupin-sim-nvml.so) on the same
 # scenario, RUNS times each, interleaved so that machine noise hits both
-# alike. Prints the median wall time of each and gpupin/floor; the target is
-# a ratio of at most 1.5. GPUPIN_BENCH_FLOOR_ONLY=1 times the floor alone;
-# GPUPIN_BENCH_BIN=DIR takes the binaries from DIR instead of build/release/bin.
-# Exits 1 if either command fails once.
+# alike. Prints, per scenario, the median wall time of each, gpupin/floor
+# (target at most 1.2), and the NVML calls each makes, counted through the
+# simulated library's trace (GPUPIN_SIM_NVML_TRACE; target at most 1.15 times
+# the floor's, growing linearly with the cards). GPUPIN_BENCH_BIN=DIR takes
+# the binaries from DIR instead of build/release/bin. Exits 1 if either
+# command fails once.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200}
-scenario=${2:-$root/examples/lab-8gpu.json}
+shift || true
+scenarios=("$@")
+((${#scenarios[@]})) || scenarios=("$root/examples/lab-8gpu.json" "$root/examples/lab-16gpu.json")
 bin=${GPUPIN_BENCH_BIN:-$root/build/release/bin}
-floor_only=${GPUPIN_BENCH_FLOOR_ONLY:-0}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-gpupin_cmd=("$bin/gpupin" --simulate "$scenario" --json ls)
-floor_cmd=("$bin/nvml_floor" "$bin/libgpupin-sim-nvml.so")
-export GPUPIN_SIM_SCENARIO=$scenario
-
-check() {
-  if ! "$@" >/dev/null; then
-    echo "ls_vs_floor: failed: $*" >&2
-    exit 1
-  fi
-}
-check "${floor_cmd[@]}"
-[[ $floor_only == 1 ]] || check "${gpupin_cmd[@]}"
+printf '# %s | %s | commit %s | %s CPUs | %s | load %s\n' "bench/ls_vs_floor.sh $runs ${scenarios[*]##*/}" \
+  "$(date -u +%FT%TZ)" "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+  "$(nproc)" "$(uname -sr)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Microseconds of one run, from bash's own clock (no fork to measure).
 time_us() {
@@ -39,20 +37,40 @@ time_us() {
   echo $(((${end/./} - ${start/./})))
 }
 
-floor_times=()
-gpupin_times=()
-for ((i = 0; i < runs; i++)); do
-  floor_times+=("$(time_us "${floor_cmd[@]}")")
-  [[ $floor_only == 1 ]] || gpupin_times+=("$(time_us "${gpupin_cmd[@]}")")
-done
-
 median_us() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-floor=$(median_us "${floor_times[@]}")
-printf 'scenario %s, %d runs each\n' "$scenario" "$runs"
-printf 'floor   median %8.3f ms\n' "$(awk -v us="$floor" 'BEGIN {print us / 1000}')"
-if [[ $floor_only != 1 ]]; then
+# NVML calls of one run of the command.
+nvml_calls() {
+  rm -f "$tmp/trace"
+  GPUPIN_SIM_NVML_TRACE=$tmp/trace "$@" >/dev/null
+  wc -l <"$tmp/trace"
+}
+
+for scenario in "${scenarios[@]}"; do
+  export GPUPIN_SIM_SCENARIO=$scenario
+  gpupin_cmd=("$bin/gpupin" --simulate "$scenario" --json ls)
+  floor_cmd=("$bin/nvml_floor" "$bin/libgpupin-sim-nvml.so")
+  for cmd in floor_cmd gpupin_cmd; do
+    declare -n command=$cmd
+    if ! "${command[@]}" >/dev/null; then
+      echo "ls_vs_floor: failed: ${command[*]}" >&2
+      exit 1
+    fi
+  done
+  floor_calls=$(nvml_calls "${floor_cmd[@]}")
+  gpupin_calls=$(nvml_calls "${gpupin_cmd[@]}")
+  floor_times=()
+  gpupin_times=()
+  for ((i = 0; i < runs; i++)); do
+    floor_times+=("$(time_us "${floor_cmd[@]}")")
+    gpupin_times+=("$(time_us "${gpupin_cmd[@]}")")
+  done
+  floor=$(median_us "${floor_times[@]}")
   gpupin=$(median_us "${gpupin_times[@]}")
-  printf 'gpupin  median %8.3f ms\n' "$(awk -v us="$gpupin" 'BEGIN {print us / 1000}')"
-  printf 'ratio   %.2f (target <= 1.5)\n' "$(awk -v a="$gpupin" -v b="$floor" 'BEGIN {print a / b}')"
-fi
+  printf '%s (%s cards), %d runs each\n' "${scenario##*/}" "$(jq '.gpus | length' "$scenario")" "$runs"
+  printf '  floor   median %8.3f ms  %4d NVML calls\n' "$(awk -v us="$floor" 'BEGIN {print us / 1000}')" "$floor_calls"
+  printf '  gpupin  median %8.3f ms  %4d NVML calls\n' "$(awk -v us="$gpupin" 'BEGIN {print us / 1000}')" "$gpupin_calls"
+  printf '  ratio   time %.2f (target <= 1.2), calls %.2f (target <= 1.15)\n' \
+    "$(awk -v a="$gpupin" -v b="$floor" 'BEGIN {print a / b}')" \
+    "$(awk -v a="$gpupin_calls" -v b="$floor_calls" 'BEGIN {print a / b}')"
+done

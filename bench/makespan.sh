@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # How well the wait queue keeps cards busy: JOBS one-second `gpupin run
-# --wait` jobs released at one instant on the 8 free cards of a simulated
-# DGX H100, against the ideal JOBS/8 seconds. Target: within 1 % of ideal.
+# --wait` jobs released at one instant on the CARDS free cards of a simulated
+# server (8: a DGX H100; 4: examples/server-4gpu.json), against the ideal
+# JOBS/CARDS seconds. Target: within 1 % of ideal.
 #
 #   cmake --build build/release --target gpupin gpupin_sim
-#   bench/makespan.sh [JOBS] [SECONDS] [PAIRS]      # defaults: 64, 1, 3
+#   bench/makespan.sh [JOBS] [SECONDS] [PAIRS] [CARDS] [FROM]
+#       # defaults: 64, 1, 3, 8, main
+#   bench/makespan.sh 32 1 5 4 submit    # a burst: 32 jobs on 4 cards
 #
 # Side by side, PAIRS times in turn, the same workloads without gpupin:
 # 8 shell loops released at the same instant, one per card, each starting
@@ -17,8 +20,11 @@
 # log), and its SECONDS count from its main, so its own start-up (reading
 # the scenario, as cuInit would) is part of the job. What lies between
 # two jobs on a card (the queue, the fork, the exec, the dynamic loader) is
-# counted against gpupin or the loops. Makespan: the first job's main to
-# the last job's end line. First round spread: from the first card's first
+# counted against gpupin or the loops. Makespan: the first job's main
+# (FROM=main) or the instant the batch is released (FROM=submit: what the
+# submitter sees, the burst of newcomers included) to the last job's end
+# line; both are printed, FROM picks the one the ratios use. First start:
+# release to the first job's main, and to the last card's first main. First round spread: from the first card's first
 # main to the last card's. Hand-off: on each card, a job's end line to the
 # next job's main. Longest job: its main to its end line (SECONDS and a
 # little, unless the machine stalled it). Machine CPU: all CPU time the machine spent busy
@@ -29,12 +35,20 @@
 set -euo pipefail
 job_start=main_ms # the start line's field that says when a job began
 root=$(cd "$(dirname "$0")/.." && pwd)
-jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=8
+jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=${4:-8} from=${5:-main}
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
 source "$root/tests/e2e/lib.sh"
-echo "reproduce: bench/makespan.sh $jobs $seconds $pairs   ($(nproc) CPUs, $(uname -sr))"
+printf '# bench/makespan.sh %s %s %s %s %s | %s | commit %s | %s CPUs | %s | load %s\n' \
+  "$jobs" "$seconds" "$pairs" "$cards" "$from" "$(date -u +%FT%TZ)" \
+  "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(nproc)" "$(uname -sr)" \
+  "$(cut -d' ' -f1-3 /proc/loadavg)"
 ((jobs % cards == 0)) || fail "JOBS must be a multiple of $cards"
-export GPUPIN_SIM_SCENARIO="$EXAMPLES/dgx-h100.json"
+[[ $from == main || $from == submit ]] || fail "FROM is main or submit"
+case $cards in
+  8) export GPUPIN_SIM_SCENARIO="$EXAMPLES/dgx-h100.json" ;;
+  4) export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json" ;;
+  *) fail "CARDS is 4 or 8" ;;
+esac
 ideal_ms=$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print j / c * s * 1000 }')
 
 gpupin_job() {
@@ -64,9 +78,15 @@ measure() {
   CPU_S=$(awk -v a="$busy_before" -v b="$(busy_ms)" 'BEGIN { printf "%.2f", (b - a) / 1000 }')
   expect_no_overlap "$log"
   [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
-  local makespan handoff first_round
-  makespan=$(jq -s -r --arg start "$job_start" '(map(select(.event == "start")[$start]) | min) as $first
+  local makespan from_main from_submit handoff first_round first_start
+  from_main=$(jq -s -r --arg start "$job_start" '(map(select(.event == "start")[$start]) | min) as $first
     | (map(select(.event == "end").t_ms) | max) - $first' "$log")
+  from_submit=$(jq -s -r --argjson released "$RELEASED_MS" \
+    'map(select(.event == "end").t_ms) | max - $released' "$log")
+  first_start=$(jq -s -r --arg start "$job_start" --argjson released "$RELEASED_MS" '[.[] | select(.event == "start")]
+    | group_by(.uuids[0]) | map(min_by(.[$start])[$start] - $released)
+    | "first start \(min) ms after release, last card'"'"'s first \(max) ms"' "$log")
+  if [[ $from == main ]]; then makespan=$from_main; else makespan=$from_submit; fi
   handoff=$(job_intervals "$log" "$job_start" | sort -k2,2n -k3,3n | awk 'NR > 1 && $2 == card { print $3 - end } { card = $2; end = $4 }' | sort -n |
     awk '{ a[NR] = $1; sum += $1 } END {
       printf "hand-off p50 %d ms, p99 %d ms, mean %.1f ms", a[int(NR * 0.5 + 0.999)], a[int(NR * 0.99 + 0.999)], sum / NR }')
@@ -76,11 +96,11 @@ measure() {
   first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
     | map(min_by(.[$start])[$start]) | max - min' "$log")
   RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
-  printf '%-7s makespan %d ms = %s× ideal; first round spread %d ms; %s; longest job %d ms; machine CPU %s s\n' \
-    "$what" "$makespan" "$RATIO" "$first_round" "$handoff" "$longest" "$CPU_S"
+  printf '%-7s makespan %d ms from %s = %s× ideal (from main %d ms, from release %d ms); %s; first round spread %d ms; %s; longest job %d ms; machine CPU %s s\n' \
+    "$what" "$makespan" "$from" "$RATIO" "$from_main" "$from_submit" "$first_start" "$first_round" "$handoff" "$longest" "$CPU_S"
 }
 
-gpupin_ratios=() loop_ratios=() relative=() gpupin_cpu=() loop_cpu=()
+gpupin_ratios=() loop_ratios=() relative=() gpupin_cpu=() loop_cpu=() cpu_relative=()
 for ((pair = 1; pair <= pairs; pair++)); do
   measure gpupin gpupin_job "$jobs"
   g=$RATIO
@@ -88,6 +108,7 @@ for ((pair = 1; pair <= pairs; pair++)); do
   measure loops card_loop "$cards"
   gpupin_ratios+=("$g") loop_ratios+=("$RATIO") loop_cpu+=("$CPU_S")
   relative+=("$(awk -v g="$g" -v f="$RATIO" 'BEGIN { printf "%.3f", g / f }')")
+  cpu_relative+=("$(awk -v g="${gpupin_cpu[-1]}" -v f="$CPU_S" 'BEGIN { printf "%.2f", g / f }')")
 done
 
 # spread UNIT VALUE...: "median UNIT (min-max)"
@@ -99,4 +120,4 @@ spread() {
 echo "over $pairs pairs (median, range):"
 echo "  gpupin       $(spread × "${gpupin_ratios[@]}") of ideal, machine CPU $(spread ' s' "${gpupin_cpu[@]}")"
 echo "  loops        $(spread × "${loop_ratios[@]}") of ideal, machine CPU $(spread ' s' "${loop_cpu[@]}")"
-echo "  gpupin/loops $(spread × "${relative[@]}")"
+echo "  gpupin/loops $(spread × "${relative[@]}") makespan, $(spread × "${cpu_relative[@]}") machine CPU"

@@ -1,12 +1,17 @@
 /* The benchmark floor for `gpupin --json ls`: the least a program can do to
  * report the same facts. It dlopens one NVML library (the path argument),
- * resolves each function once, makes the NVML calls gpupin's NvmlSource
- * makes for one snapshot (src/sys/nvml/nvml_source.cc), and prints what they
- * return as JSON-ish text. No error texts, no fallbacks beyond the symbol
- * versions, no allocations beyond the process buffer: bench/ls_vs_floor.sh
- * compares gpupin's wall time with this one's.
+ * resolves each function once, makes only the NVML calls the table of `ls`
+ * shows (versions; per card name, UUID, bus id, memory, utilization,
+ * temperature, power draw and limit, MIG mode and instances, processes; and
+ * compute capability and cores where the models differ, for CUDA's default
+ * order), and prints what they return as JSON-ish text. With --all it also
+ * makes every other call of `ls --all` (modes, minor number, CPU affinity,
+ * NUMA node, board, NVLink, topology of every pair). No error texts, no
+ * fallbacks beyond the symbol versions, no allocations beyond the process
+ * buffer: bench/ls_vs_floor.sh compares gpupin's wall time and NVML calls
+ * with this one's.
  *
- *   build/release/bin/nvml_floor PATH/TO/libnvidia-ml.so.1
+ *   build/release/bin/nvml_floor [--all] PATH/TO/libnvidia-ml.so.1
  *
  * Keep the calls in step with nvml_source.cc when either changes. */
 #include <dlfcn.h>
@@ -170,11 +175,12 @@ static void print_cpu_list(const unsigned long* mask, size_t words) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: nvml_floor LIBNVML\n");
+  const int all = argc == 3 && strcmp(argv[1], "--all") == 0;
+  if (argc != 2 + all) {
+    fprintf(stderr, "usage: nvml_floor [--all] LIBNVML\n");
     return 2;
   }
-  lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  lib = dlopen(argv[1 + all], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     fprintf(stderr, "%s\n", dlerror());
     return 4;
@@ -240,6 +246,8 @@ int main(int argc, char** argv) {
   size_t words = (size_t)((cpus + 63) / 64) > 16 ? (size_t)((cpus + 63) / 64) : 16;
   unsigned long* mask = calloc(words, sizeof *mask);
   dev_t_* handles = calloc(count, sizeof *handles);
+  char(*names)[96] = calloc(count, sizeof *names);
+  int mixed = 0;
   pci_t* pcis = calloc(count, sizeof *pcis);
   printf("\"gpus\":[");
   for (unsigned i = 0; i < count; ++i) {
@@ -251,27 +259,30 @@ int main(int argc, char** argv) {
     }
     handles[i] = d;
     unsigned u = 0, u2 = 0;
-    int v = 0, v2 = 0;
+    int v = 0;
     util_t rates;
     if (f.uuid(d, text, 96) == OK) printf(",\"uuid\":\"%s\"", text);
     if (f.pci(d, &pcis[i]) == OK) printf(",\"bus\":\"%s\"", pcis[i].busId);
-    if (f.name(d, text, 96) == OK) printf(",\"name\":\"%s\"", text);
+    if (f.name(d, names[i], 96) == OK) {
+      printf(",\"name\":\"%s\"", names[i]);
+      mixed = mixed || strcmp(names[i], names[0]) != 0;
+    }
     printf(",");
     print_memory(d);
     if (f.util && f.util(d, &rates) == OK) printf("\"util\":[%u,%u],", rates.gpu, rates.memory);
     if (f.temp && f.temp(d, 0, &u) == OK) printf("\"temp\":%u,", u);
     if (f.power && f.power(d, &u) == OK) printf("\"power\":%u,", u);
     if (f.limit && f.limit(d, &u) == OK) printf("\"limit\":%u,", u);
-    if (f.mode && f.mode(d, &v) == OK) printf("\"mode\":%d,", v);
-    if (f.persistence && f.persistence(d, &v) == OK) printf("\"persistence\":%d,", v);
-    if (f.cc && f.cc(d, &v, &v2) == OK) printf("\"cc\":\"%d.%d\",", v, v2);
-    if (f.cores && f.cores(d, &u) == OK) printf("\"cores\":%u,", u);
-    if (f.minor && f.minor(d, &u) == OK) printf("\"minor\":%u,", u);
-    memset(mask, 0, words * sizeof *mask);
-    if (f.affinity && f.affinity(d, (unsigned)words, mask) == OK) print_cpu_list(mask, words);
-    if (f.numa && f.numa(d, &u) == OK) printf("\"numa\":%u,", u);
-    if (f.board && f.board(d, &u) == OK) printf("\"board\":%u,", u);
-    if (f.multi && f.multi(d, &u) == OK) printf("\"multi\":%u,", u);
+    if (all) {
+      if (f.mode && f.mode(d, &v) == OK) printf("\"mode\":%d,", v);
+      if (f.persistence && f.persistence(d, &v) == OK) printf("\"persistence\":%d,", v);
+      if (f.minor && f.minor(d, &u) == OK) printf("\"minor\":%u,", u);
+      memset(mask, 0, words * sizeof *mask);
+      if (f.affinity && f.affinity(d, (unsigned)words, mask) == OK) print_cpu_list(mask, words);
+      if (f.numa && f.numa(d, &u) == OK) printf("\"numa\":%u,", u);
+      if (f.board && f.board(d, &u) == OK) printf("\"board\":%u,", u);
+      if (f.multi && f.multi(d, &u) == OK) printf("\"multi\":%u,", u);
+    }
     if (f.mig && f.mig(d, &u, &u2) == OK && u == 1 && f.max_mig && f.mig_handle) {
       unsigned slots = 0;
       printf("\"mig\":[");
@@ -295,8 +306,17 @@ int main(int argc, char** argv) {
       printf("}");
     }
   }
+  printf("],\"order\":[");
+  for (unsigned i = 0, first = 1; i < count && (all || mixed); ++i) {
+    int major = 0, minor = 0;
+    unsigned cores = 0;
+    if (!handles[i] || !f.cc || f.cc(handles[i], &major, &minor) != OK) continue;
+    if (!f.cores || f.cores(handles[i], &cores) != OK) cores = 0;
+    printf("%s[%u,\"%d.%d\",%u]", first ? "" : ",", i, major, minor, cores);
+    first = 0;
+  }
   printf("],\"links\":[");
-  for (unsigned i = 0, first = 1; i < count && f.link_state && f.link_pci; ++i) {
+  for (unsigned i = 0, first = 1; i < count && all && f.link_state && f.link_pci; ++i) {
     if (!handles[i]) continue;
     for (unsigned link = 0; link < 64; ++link) {
       unsigned active = 0;
@@ -313,7 +333,7 @@ int main(int argc, char** argv) {
     }
   }
   printf("],\"topology\":[");
-  for (unsigned i = 0, first = 1; i < count && f.topo; ++i) {
+  for (unsigned i = 0, first = 1; i < count && all && f.topo; ++i) {
     for (unsigned j = i + 1; j < count && handles[i]; ++j) {
       int level;
       if (!handles[j] || f.topo(handles[i], handles[j], &level) != OK) continue;

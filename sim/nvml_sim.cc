@@ -2,9 +2,12 @@
 // ABI (sys/nvml/nvml_abi.h) and answers from the scenario file plus the live
 // registry, following NVML's return protocols (facts §5.7). The variant
 // libraries are this same code linked with smaller export lists.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -63,6 +66,25 @@ State* g_state = nullptr;  // guarded by g_mu
 // caller says it, in one line of its own, through gpupinSimLoadError.
 std::string g_load_error;
 
+// GPUPIN_SIM_NVML_TRACE names a file to which every NVML call made is
+// appended, one function name a line: tests count what a command asks the
+// driver for. Opened at the first call (guarded by g_mu), never closed: the
+// process's exit does.
+int g_trace_fd = -2;  // -2: not opened yet; -1: no trace
+
+void Trace(const char* name) {
+  if (g_trace_fd == -2) {
+    const char* path = std::getenv("GPUPIN_SIM_NVML_TRACE");
+    g_trace_fd = path && *path
+                     ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644)
+                     : -1;
+  }
+  if (g_trace_fd < 0) return;
+  std::string line = std::string(name) + "\n";
+  // One write per line with O_APPEND: lines of concurrent processes do not mix.
+  [[maybe_unused]] ssize_t written = write(g_trace_fd, line.data(), line.size());
+}
+
 State& TheState() {
   if (g_state == nullptr) g_state = new State;
   return *g_state;
@@ -110,6 +132,7 @@ enum class Recheck { kYes, kNo };
 template <class F>
 nvmlReturn_t SystemCall(const char* name, F&& body, Recheck recheck = Recheck::kYes) {
   std::lock_guard lock(g_mu);
+  Trace(name);
   if (g_state == nullptr || g_state->init_count == 0 || !g_state->source)
     return NVML_ERROR_UNINITIALIZED;
   State& st = *g_state;
@@ -342,6 +365,7 @@ nvmlReturn_t InitLocked(const char* name) {
 
 nvmlReturn_t Init(const char* name) {
   std::lock_guard lock(g_mu);
+  Trace(name);
   nvmlReturn_t result = InitLocked(name);
   ReleaseStateIfUnused();
   return result;
@@ -394,6 +418,7 @@ NVML_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int) { return Init("nvmlInit
 
 NVML_EXPORT nvmlReturn_t nvmlShutdown() {
   std::lock_guard lock(g_mu);
+  Trace("nvmlShutdown");
   if (g_state != nullptr && g_state->init_count > 0) --g_state->init_count;
   ReleaseStateIfUnused();
   return NVML_SUCCESS;

@@ -24,6 +24,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The facts the choice reads: how close the cards are only for a set of
+// several near ones; compute capability and cores only where CUDA's default
+// order may need them (a CUDA_VISIBLE_DEVICES by ordinal on mixed models).
+GpuFacts FactsToChoose(const Request& request) {
+  GpuFacts facts = gpu_facts::kChoice | gpu_facts::kCudaOrderIfMixed;
+  if (request.near && request.count > 1) facts |= gpu_facts::kCloseness;
+  return facts;
+}
+
 constexpr std::chrono::milliseconds kReservationPoll{200};
 // How long a waiter waits for the state lock at a time (as long as a
 // command without --wait does, before it fails), and how long one that gives
@@ -230,7 +239,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       Result<GpuSource*> gpus = world.Gpus();
       if (!gpus.ok()) return give_up(gpus.error());
       Clock::time_point taken = Clock::now();
-      Result<Inventory> snapshot = (*gpus)->Snapshot();
+      Result<Inventory> snapshot = (*gpus)->Snapshot(FactsToChoose(request.request));
       if (!snapshot.ok()) return give_up(snapshot.error());
       GpuProcessFacts processes = DescribeGpuProcesses(*snapshot, procfs);
       look = Look{std::move(*snapshot), std::move(processes), taken};

@@ -42,7 +42,7 @@ Status GatherNvml(World& world, DoctorFacts& facts) {
     facts.nvml_error = gpus.error().message;
     return Ok{};
   }
-  Result<Inventory> inventory = (*gpus)->Snapshot();
+  Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kAll);
   if (!inventory.ok()) {
     facts.nvml_error = inventory.error().message;
     return Ok{};

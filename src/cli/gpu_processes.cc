@@ -7,6 +7,7 @@
 
 #include "cli/machine_state.h"
 #include "core/doctor.h"
+#include "core/gpu_process_walk.h"
 
 namespace gpupin {
 namespace {
@@ -81,11 +82,9 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
       Describe(row, live_leases, procfs, uptime);
       rows.push_back(std::move(row));
     };
-    // MIG instances first: a MIG GPU's own list repeats its instances' processes.
-    for (const MigDevice& mig : gpu.mig_devices) {
-      for (const GpuProcess& process : mig.processes) add(process, mig.index);
-    }
-    for (const GpuProcess& process : gpu.processes) add(process, std::nullopt);
+    ForEachGpuProcess(gpu, [&](const GpuProcess& process, const MigDevice* mig) {
+      add(process, mig ? std::optional<uint32_t>(mig->index) : std::nullopt);
+    });
   }
   return rows;
 }

@@ -68,7 +68,7 @@ Result<StateSnapshot> ReadState(World& world) {
   if (!store.ok()) return store.error();
   Inventory inventory;
   if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
-    if (Result<Inventory> snapshot = (*gpus)->Snapshot(); snapshot.ok())
+    if (Result<Inventory> snapshot = (*gpus)->Snapshot(gpu_facts::kProcesses); snapshot.ok())
       inventory = std::move(*snapshot);
   } else {
     world.Verbose("GPUs shown by UUID: " + gpus.error().message);

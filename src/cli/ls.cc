@@ -21,7 +21,19 @@ namespace {
 
 struct LsOptions {
   double watch_seconds = 0;
+  bool all = false;
 };
+
+// The table's columns, and compute capability and cores only where the
+// cuda:N column needs them (mixed models under CUDA's default order);
+// --all reads everything NVML tells.
+GpuFacts FactsToList(const LsOptions& options, const VisibilityEnv& env) {
+  if (options.all) return gpu_facts::kAll;
+  GpuFacts facts =
+      gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kSensors | gpu_facts::kProcesses;
+  if (env.cuda_device_order != "PCI_BUS_ID") facts |= gpu_facts::kCudaOrderIfMixed;
+  return facts;
+}
 
 std::string SourceLabel(const World& world) {
   return world.options().simulate ? fmt::format("simulated server {}", *world.options().simulate)
@@ -64,10 +76,10 @@ struct Annotations {
   bool order_is_guess = false;
 };
 
-Annotations Annotate(World& world, const Inventory& inventory) {
+Annotations Annotate(World& world, const Inventory& inventory, const VisibilityEnv& env) {
   Annotations result;
   std::map<uint32_t, GpuAnnotation>& annotations = result.by_gpu;
-  Resolution resolution = ResolveVisibleDevices(inventory.gpus, VisibilityEnvFromProcess());
+  Resolution resolution = ResolveVisibleDevices(inventory.gpus, env);
   result.order_is_guess = resolution.order_is_guess;
   for (const VisibleDevice& device : resolution.visible) {
     if (device.mig_index) {
@@ -85,13 +97,15 @@ Annotations Annotate(World& world, const Inventory& inventory) {
 }
 
 // One frame of output: the table or a JSON document (one line when watching).
-Result<std::string> Frame(World& world, GpuSource& gpus, bool compact_json) {
-  Result<Inventory> inventory = gpus.Snapshot();
+Result<std::string> Frame(World& world, GpuSource& gpus, const LsOptions& options,
+                          bool compact_json) {
+  const VisibilityEnv env = VisibilityEnvFromProcess();
+  Result<Inventory> inventory = gpus.Snapshot(FactsToList(options, env));
   if (!inventory.ok()) return inventory.error();
-  Annotations annotated = Annotate(world, *inventory);
+  Annotations annotated = Annotate(world, *inventory, env);
   std::map<uint32_t, GpuAnnotation>& annotations = annotated.by_gpu;
   if (world.options().json) {
-    nlohmann::ordered_json json = InventoryToJson(*inventory);
+    nlohmann::ordered_json json = InventoryToJson(*inventory, gpus.LastRead());
     json["cuda_order_is_guess"] = annotated.order_is_guess;
     for (auto& gpu : json["gpus"]) {
       const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
@@ -137,12 +151,12 @@ std::string InPlace(const std::string& frame) {
   return out + "\x1b[J";
 }
 
-Result<int> Watch(World& world, GpuSource& gpus, double seconds) {
+Result<int> Watch(World& world, GpuSource& gpus, const LsOptions& options, double seconds) {
   InterruptGuard interrupt;
   bool in_place = world.terminal().stdout_color() && !world.options().json;
   if (in_place) WriteAll("\x1b[?25l\x1b[2J");
   do {
-    Result<std::string> frame = Frame(world, gpus, true);
+    Result<std::string> frame = Frame(world, gpus, options, true);
     if (!frame.ok()) {
       if (in_place) WriteAll("\x1b[?25h");
       return frame.error();
@@ -166,14 +180,17 @@ CommandSpec LsCommand() {
                 ->default_str("2")
                 ->check(Seconds(0.1, 86400))
                 ->option_text("[SECONDS]");
+            app.add_flag("--all", options->all,
+                         "read every fact NVML gives (modes, CPU affinity, NUMA node, board, "
+                         "NVLink peers, topology) into --json, not only the table's");
             return [options, &app](World& world) -> Result<int> {
               Result<GpuSource*> gpus = world.Gpus();
               if (!gpus.ok()) return gpus.error();
               if (app.count("--watch") > 0) {
-                return Watch(world, **gpus,
+                return Watch(world, **gpus, *options,
                              options->watch_seconds > 0 ? options->watch_seconds : 2);
               }
-              Result<std::string> frame = Frame(world, **gpus, false);
+              Result<std::string> frame = Frame(world, **gpus, *options, false);
               if (!frame.ok()) return frame.error();
               WriteAll(*frame);
               return 0;

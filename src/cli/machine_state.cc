@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "core/gpu_process_walk.h"
+
 namespace gpupin {
 
 int64_t NowUnixMs() {
@@ -44,26 +46,21 @@ StoppedCheck MakeStoppedCheck(const ProcFs& procfs) {
 GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& procfs) {
   GpuProcessFacts facts;
   for (const Gpu& gpu : inventory.gpus) {
-    std::vector<const GpuProcess*> processes;
-    for (const GpuProcess& p : gpu.processes) processes.push_back(&p);
-    for (const MigDevice& mig : gpu.mig_devices) {
-      for (const GpuProcess& p : mig.processes) processes.push_back(&p);
-    }
-    for (const GpuProcess* process : processes) {
-      if (facts.owners.contains(process->pid)) continue;
-      int pid = static_cast<int>(process->pid);
+    ForEachGpuProcess(gpu, [&](const GpuProcess& process, const MigDevice*) {
+      if (facts.owners.contains(process.pid)) return;
+      int pid = static_cast<int>(process.pid);
       std::optional<uint64_t> start = LiveProcessStartTime(procfs, pid);
       if (!start) {
         facts.unwatchable = true;
-        continue;
+        return;
       }
       facts.watchable.push_back({pid, *start});
       ProcessOwner owner;
       owner.uid = procfs.Uid(pid);
       if (owner.uid) owner.user = UserName(*owner.uid);
       owner.command = procfs.Cmdline(pid).value_or("");
-      facts.owners[process->pid] = std::move(owner);
-    }
+      facts.owners[process.pid] = std::move(owner);
+    });
   }
   return facts;
 }

@@ -130,7 +130,8 @@ Result<int> Map(World& world, const MapOptions& options) {
   if (!examined.ok()) return examined.error();
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  Result<Inventory> inventory = (*gpus)->Snapshot();
+  Result<Inventory> inventory =
+      (*gpus)->Snapshot(gpu_facts::kMemory | gpu_facts::kProcesses | gpu_facts::kCudaOrderIfMixed);
   if (!inventory.ok()) return inventory.error();
 
   MapView view;

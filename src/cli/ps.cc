@@ -66,7 +66,7 @@ std::string Elapsed(std::optional<uint64_t> seconds) {
 Result<int> Ps(World& world, const PsOptions& options) {
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  Result<Inventory> inventory = (*gpus)->Snapshot();
+  Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses | gpu_facts::kBoard);
   if (!inventory.ok()) return inventory.error();
   LivenessFacts liveness = MakeLivenessFacts(*inventory, world.procfs());
   std::optional<std::vector<Lease>> leases;

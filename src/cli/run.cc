@@ -57,7 +57,7 @@ Verdict Verify(World& world, const Acquired& acquired, const PendingChild& child
       return {kNotVerified, "not verified: the command ended before it used a GPU"};
     Result<GpuSource*> gpus = world.Gpus();
     if (!gpus.ok()) return {kNotVerified, "not verified: " + gpus.error().message};
-    Result<Inventory> inventory = (*gpus)->Snapshot();
+    Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses);
     if (!inventory.ok()) return {kNotVerified, "not verified: " + inventory.error().message};
     auto use = JobGpuUse(*inventory, world.procfs(), child.pid());
     if (!use.empty()) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/gpu_process_walk.h"
 #include "core/units.h"
 
 namespace gpupin {
@@ -479,14 +480,10 @@ std::optional<std::string> LeftoverReason(bool gpupin_job_gone, char state, int 
 std::optional<bool> HostPidsVisible(const Inventory& inventory,
                                     const std::function<bool(uint32_t pid)>& pid_exists) {
   std::optional<bool> all_visible;
-  auto visit = [&](const std::vector<GpuProcess>& processes) {
-    for (const GpuProcess& p : processes) {
-      all_visible = all_visible.value_or(true) && pid_exists(p.pid);
-    }
-  };
   for (const Gpu& gpu : inventory.gpus) {
-    visit(gpu.processes);
-    for (const MigDevice& mig : gpu.mig_devices) visit(mig.processes);
+    ForEachGpuProcess(gpu, [&](const GpuProcess& p, const MigDevice*) {
+      all_visible = all_visible.value_or(true) && pid_exists(p.pid);
+    });
   }
   return all_visible;
 }

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/gpu_process_walk.h"
+
 namespace gpupin {
 namespace {
 
@@ -40,19 +42,12 @@ std::vector<GpuUse> FindGpuUses(const Inventory& inventory, const Resolution& re
   };
   std::vector<GpuUse> uses;
   for (const Gpu& gpu : inventory.gpus) {
-    std::set<uint32_t> on_instances;
-    for (const MigDevice& mig : gpu.mig_devices) {
-      for (const GpuProcess& process : mig.processes) {
-        if (!belongs(process.pid)) continue;
-        on_instances.insert(process.pid);
-        uses.push_back(use(process.pid, gpu.index, mig.index, mig.uuid, process.used_memory_bytes));
-      }
-    }
-    for (const GpuProcess& process : gpu.processes) {
-      if (!belongs(process.pid) || on_instances.contains(process.pid)) continue;
-      uses.push_back(
-          use(process.pid, gpu.index, std::nullopt, gpu.uuid, process.used_memory_bytes));
-    }
+    ForEachGpuProcess(gpu, [&](const GpuProcess& process, const MigDevice* mig) {
+      if (!belongs(process.pid)) return;
+      uses.push_back(use(process.pid, gpu.index,
+                         mig ? std::optional<uint32_t>(mig->index) : std::nullopt,
+                         mig ? mig->uuid : gpu.uuid, process.used_memory_bytes));
+    });
   }
   return uses;
 }

@@ -51,53 +51,76 @@ const char* ComputeModeName(ComputeMode mode) {
   return "unknown";
 }
 
-nlohmann::ordered_json GpuToJson(const Gpu& gpu) {
-  nlohmann::ordered_json mig_devices = nlohmann::ordered_json::array();
-  for (const MigDevice& mig : gpu.mig_devices) mig_devices.push_back(MigToJson(mig));
-  nlohmann::ordered_json capability = nullptr;
-  if (gpu.compute_capability) {
-    capability = fmt::format("{}.{}", gpu.compute_capability->major, gpu.compute_capability->minor);
-  }
-  nlohmann::ordered_json device_file = nullptr;
-  if (gpu.minor_number) device_file = fmt::format("/dev/nvidia{}", *gpu.minor_number);
-  return {
+nlohmann::ordered_json GpuToJson(const Gpu& gpu, GpuFacts facts) {
+  namespace f = gpu_facts;
+  nlohmann::ordered_json json = {
       {"index", gpu.index},
       {"uuid", TextOrNull(gpu.uuid)},
       {"pci_bus_id", TextOrNull(gpu.pci_bus_id)},
       {"name", TextOrNull(gpu.name)},
       {"healthy", gpu.healthy()},
       {"error", OrNull(gpu.health_error)},
-      {"memory",
-       {{"total_bytes", OrNull(gpu.memory_total_bytes)},
-        {"used_bytes", OrNull(gpu.memory_used_bytes)},
-        {"free_bytes", OrNull(gpu.memory_free_bytes)},
-        {"reserved_bytes", OrNull(gpu.memory_reserved_bytes)}}},
-      {"utilization",
-       {{"gpu_percent", OrNull(gpu.utilization_gpu_percent)},
-        {"memory_percent", OrNull(gpu.utilization_memory_percent)}}},
-      {"temperature_c", OrNull(gpu.temperature_c)},
-      {"power", {{"draw_mw", OrNull(gpu.power_draw_mw)}, {"limit_mw", OrNull(gpu.power_limit_mw)}}},
-      {"compute_mode", gpu.compute_mode ? nlohmann::ordered_json(ComputeModeName(*gpu.compute_mode))
-                                        : nlohmann::ordered_json(nullptr)},
-      {"persistence_mode", OrNull(gpu.persistence_mode)},
-      {"compute_capability", capability},
-      {"cores", OrNull(gpu.cores)},
-      {"minor_number", OrNull(gpu.minor_number)},
-      {"device_file", device_file},
-      {"cpu_affinity", OrNull(gpu.cpu_affinity)},
-      {"numa_node", OrNull(gpu.numa_node)},
-      {"board_id", OrNull(gpu.board_id)},
-      {"multi_gpu_board", OrNull(gpu.multi_gpu_board)},
-      {"mig", {{"enabled", OrNull(gpu.mig_enabled)}, {"devices", mig_devices}}},
-      {"nvlink_peers", gpu.nvlink_peer_bus_ids},
-      {"processes_known", gpu.processes_known},
-      {"processes", ProcessesToJson(gpu.processes)},
   };
+  if (facts & f::kMemory) {
+    json["memory"] = {{"total_bytes", OrNull(gpu.memory_total_bytes)},
+                      {"used_bytes", OrNull(gpu.memory_used_bytes)},
+                      {"free_bytes", OrNull(gpu.memory_free_bytes)},
+                      {"reserved_bytes", OrNull(gpu.memory_reserved_bytes)}};
+  }
+  if (facts & f::kUtilization) {
+    json["utilization"] = {{"gpu_percent", OrNull(gpu.utilization_gpu_percent)},
+                           {"memory_percent", OrNull(gpu.utilization_memory_percent)}};
+  }
+  if (facts & f::kSensors) {
+    json["temperature_c"] = OrNull(gpu.temperature_c);
+    json["power"] = {{"draw_mw", OrNull(gpu.power_draw_mw)},
+                     {"limit_mw", OrNull(gpu.power_limit_mw)}};
+  }
+  if (facts & f::kModes) {
+    json["compute_mode"] = gpu.compute_mode
+                               ? nlohmann::ordered_json(ComputeModeName(*gpu.compute_mode))
+                               : nlohmann::ordered_json(nullptr);
+    json["persistence_mode"] = OrNull(gpu.persistence_mode);
+  }
+  if (facts & f::kCudaOrder) {
+    nlohmann::ordered_json capability = nullptr;
+    if (gpu.compute_capability) {
+      capability =
+          fmt::format("{}.{}", gpu.compute_capability->major, gpu.compute_capability->minor);
+    }
+    json["compute_capability"] = capability;
+    json["cores"] = OrNull(gpu.cores);
+  }
+  if (facts & f::kBoard) {
+    nlohmann::ordered_json device_file = nullptr;
+    if (gpu.minor_number) device_file = fmt::format("/dev/nvidia{}", *gpu.minor_number);
+    json["minor_number"] = OrNull(gpu.minor_number);
+    json["device_file"] = device_file;
+  }
+  if (facts & f::kAffinity) {
+    json["cpu_affinity"] = OrNull(gpu.cpu_affinity);
+    json["numa_node"] = OrNull(gpu.numa_node);
+  }
+  if (facts & f::kBoard) {
+    json["board_id"] = OrNull(gpu.board_id);
+    json["multi_gpu_board"] = OrNull(gpu.multi_gpu_board);
+  }
+  if (facts & f::kMig) {
+    nlohmann::ordered_json mig_devices = nlohmann::ordered_json::array();
+    for (const MigDevice& mig : gpu.mig_devices) mig_devices.push_back(MigToJson(mig));
+    json["mig"] = {{"enabled", OrNull(gpu.mig_enabled)}, {"devices", mig_devices}};
+  }
+  if (facts & f::kNvLinks) json["nvlink_peers"] = gpu.nvlink_peer_bus_ids;
+  if (facts & f::kProcesses) {
+    json["processes_known"] = gpu.processes_known;
+    json["processes"] = ProcessesToJson(gpu.processes);
+  }
+  return json;
 }
 
-nlohmann::ordered_json InventoryToJson(const Inventory& inventory) {
+nlohmann::ordered_json InventoryToJson(const Inventory& inventory, GpuFacts facts) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
-  for (const Gpu& gpu : inventory.gpus) gpus.push_back(GpuToJson(gpu));
+  for (const Gpu& gpu : inventory.gpus) gpus.push_back(GpuToJson(gpu, facts));
   nlohmann::ordered_json cuda = nullptr;
   if (inventory.cuda_driver_version) {
     cuda = fmt::format("{}.{}", *inventory.cuda_driver_version / 1000,

@@ -189,6 +189,38 @@ class DeviceQueries {
   std::optional<std::string>& health_error_;
 };
 
+// What cannot change while the driver is loaded, read at most once per
+// process: `ls --watch` and a waiting job re-read only what changes. Kept
+// only while the GPU answers; one that fails is read afresh next time.
+struct FixedFacts {
+  nvmlDevice_t handle = nullptr;
+  std::string uuid, pci_bus_id, name;
+  std::optional<PciAddress> address;
+  GpuFacts read = 0;  // which of kCudaOrder, kAffinity, kBoard, kNvLinks are below
+  std::optional<ComputeCapability> compute_capability;
+  std::optional<uint32_t> cores;
+  std::optional<std::string> cpu_affinity;
+  std::optional<int> numa_node;
+  std::optional<uint32_t> minor_number;
+  std::optional<uint32_t> board_id;
+  std::optional<bool> multi_gpu_board;
+  std::vector<std::string> nvlink_peer_bus_ids;
+};
+
+using TopologyMatrix = std::vector<std::vector<std::optional<TopologyLevel>>>;
+
+// True when the cards are of more than one model by name: only then is
+// CUDA's FASTEST_FIRST order something other than PCI order.
+bool NamesDiffer(const std::vector<Gpu>& gpus) {
+  const Gpu* first = nullptr;
+  for (const Gpu& gpu : gpus) {
+    if (!gpu.healthy() || gpu.name.empty()) continue;
+    if (first && first->name != gpu.name) return true;
+    if (!first) first = &gpu;
+  }
+  return false;
+}
+
 class NvmlSource final : public GpuSource {
  public:
   NvmlSource(std::unique_ptr<NvmlLibrary> library, bool simulated)
@@ -198,29 +230,50 @@ class NvmlSource final : public GpuSource {
         cpu_affinity_words_(
             std::max(kMinCpuAffinityWords, (sysconf(_SC_NPROCESSORS_CONF) + 63) / 64)) {}
 
-  Result<Inventory> Snapshot() override {
+  Result<Inventory> Snapshot(GpuFacts wanted) override {
+    namespace f = gpu_facts;
+    // In MIG mode processes are read per instance.
+    if (wanted & f::kProcesses) wanted |= f::kMig;
     Inventory inventory;
     inventory.simulated = simulated_;
-    inventory.driver_version = SystemString(fn_.driver_version);
-    inventory.nvml_version = SystemString(fn_.nvml_version);
-    if (int version = 0;
-        fn_.cuda_driver_version && fn_.cuda_driver_version(&version) == NVML_SUCCESS) {
-      inventory.cuda_driver_version = version;
-    }
+    ReadVersions();
+    inventory.driver_version = driver_version_;
+    inventory.nvml_version = nvml_version_;
+    inventory.cuda_driver_version = cuda_driver_version_;
 
     unsigned count = 0;
     if (nvmlReturn_t code = fn_.device_count(&count); code != NVML_SUCCESS) {
       return MakeError(ExitCode::kNvmlUnavailable,
                        "cannot count the GPUs (" + library_->Explain(code) + "); try nvidia-smi.");
     }
-    handles_.assign(count, nullptr);
-    addresses_.assign(count, std::nullopt);
+    if (count != fixed_.size()) {
+      fixed_.assign(count, std::nullopt);
+      topology_.reset();
+    }
     inventory.gpus.resize(count);
-    for (unsigned i = 0; i < count; ++i) ReadGpu(i, inventory.gpus[i]);
-    ReadNvLinks(inventory.gpus);
-    inventory.topology = ReadTopology(inventory.gpus);
+    for (unsigned i = 0; i < count; ++i) ReadGpu(i, wanted, inventory.gpus[i]);
+    if ((wanted & f::kCudaOrder) ||
+        ((wanted & f::kCudaOrderIfMixed) && NamesDiffer(inventory.gpus))) {
+      wanted |= f::kCudaOrder;
+      for (Gpu& gpu : inventory.gpus) ReadCudaOrder(gpu);
+    }
+    if (wanted & f::kNvLinks) ReadNvLinks(inventory.gpus);
+    if (wanted & f::kTopology) inventory.topology = Topology(inventory.gpus);
+    // What pairs GPUs is kept only while every GPU answers: a pair with one
+    // that does not is unknown until it does.
+    for (const Gpu& gpu : inventory.gpus) {
+      if (gpu.healthy()) continue;
+      fixed_[gpu.index].reset();
+      topology_.reset();
+      for (std::optional<FixedFacts>& fixed : fixed_) {
+        if (fixed) fixed->read &= ~f::kNvLinks;
+      }
+    }
+    last_read_ = wanted & ~f::kCudaOrderIfMixed;
     return inventory;
   }
+
+  GpuFacts LastRead() const override { return last_read_; }
 
  private:
   std::optional<std::string> SystemString(nvmlSystemGetString_fn fn) const {
@@ -229,91 +282,158 @@ class NvmlSource final : public GpuSource {
     return FromBuffer(buffer);
   }
 
-  void ReadGpu(unsigned index, Gpu& gpu) {
+  // The versions cannot change while the library is loaded.
+  void ReadVersions() {
+    if (versions_read_) return;
+    versions_read_ = true;
+    driver_version_ = SystemString(fn_.driver_version);
+    nvml_version_ = SystemString(fn_.nvml_version);
+    if (int version = 0;
+        fn_.cuda_driver_version && fn_.cuda_driver_version(&version) == NVML_SUCCESS) {
+      cuda_driver_version_ = version;
+    }
+  }
+
+  // The handle of a GPU that answered its identity queries (null for the
+  // others).
+  nvmlDevice_t HandleOf(const Gpu& gpu) const {
+    return gpu.healthy() && fixed_[gpu.index] ? fixed_[gpu.index]->handle : nullptr;
+  }
+
+  void ReadGpu(unsigned index, GpuFacts wanted, Gpu& gpu) {
     gpu.index = index;
-    nvmlDevice_t& handle = handles_[index];
-    if (nvmlReturn_t code = fn_.handle_by_index(index, &handle); code != NVML_SUCCESS) {
-      handle = nullptr;
+    if (!fixed_[index]) ReadIdentity(index, gpu);
+    if (!fixed_[index]) {
       gpu.processes_known = false;
+      return;
+    }
+    FixedFacts& fixed = *fixed_[index];
+    gpu.uuid = fixed.uuid;
+    gpu.pci_bus_id = fixed.pci_bus_id;
+    gpu.name = fixed.name;
+    DeviceQueries q(*library_, fixed.handle, gpu.health_error);
+    ReadMetrics(q, wanted, gpu);
+    if ((wanted & gpu_facts::kAffinity) && q.healthy()) ReadAffinity(q, fixed);
+    if ((wanted & gpu_facts::kBoard) && q.healthy()) ReadBoard(q, fixed);
+    gpu.cpu_affinity = fixed.cpu_affinity;
+    gpu.numa_node = fixed.numa_node;
+    gpu.minor_number = fixed.minor_number;
+    gpu.board_id = fixed.board_id;
+    gpu.multi_gpu_board = fixed.multi_gpu_board;
+    // A lost GPU's lists cannot be read: unknown, not idle.
+    if (!q.healthy()) gpu.processes_known = false;
+  }
+
+  // The identity queries are each tried even after one fails, so that a
+  // lost GPU is reported with whatever is still known about it; only a GPU
+  // that answered them all is remembered.
+  void ReadIdentity(unsigned index, Gpu& gpu) {
+    nvmlDevice_t handle = nullptr;
+    if (nvmlReturn_t code = fn_.handle_by_index(index, &handle); code != NVML_SUCCESS) {
       DeviceQueries(*library_, nullptr, gpu.health_error).MarkUnhealthy(code, "getting its handle");
       return;
     }
     DeviceQueries q(*library_, handle, gpu.health_error);
-    // The identity queries are each tried even after one fails, so that a
-    // lost GPU is reported with whatever is still known about it.
-    gpu.uuid = q.String(fn_.uuid, "reading its UUID", true).value_or("");
+    FixedFacts fixed;
+    fixed.handle = handle;
+    fixed.uuid = q.String(fn_.uuid, "reading its UUID", true).value_or("");
     if (nvmlPciInfo_t pci{}; q.CheckIdentity(fn_.pci_info(handle, &pci), "reading its PCI info")) {
-      gpu.pci_bus_id = FromBuffer(pci.busId);
-      addresses_[index] = AddressOf(pci);
+      fixed.pci_bus_id = FromBuffer(pci.busId);
+      fixed.address = AddressOf(pci);
     }
-    gpu.name = q.String(fn_.name, "reading its name", true).value_or("");
-    if (q.healthy()) ReadMetrics(q, gpu);
-    if (!q.healthy()) {
-      // A lost GPU's lists cannot be read: unknown, not idle.
-      gpu.processes_known = false;
-      handle = nullptr;
-    }
+    fixed.name = q.String(fn_.name, "reading its name", true).value_or("");
+    gpu.uuid = fixed.uuid;
+    gpu.pci_bus_id = fixed.pci_bus_id;
+    gpu.name = fixed.name;
+    if (q.healthy()) fixed_[index] = std::move(fixed);
   }
 
-  void ReadMetrics(DeviceQueries& q, Gpu& gpu) {
-    const MemoryFigures memory = q.Memory();
-    gpu.memory_total_bytes = memory.total;
-    gpu.memory_used_bytes = memory.used;
-    gpu.memory_free_bytes = memory.free;
-    gpu.memory_reserved_bytes = memory.reserved;
-    if (nvmlUtilization_t rates{}; q.Query(fn_.utilization, "reading utilization", &rates)) {
+  void ReadMetrics(DeviceQueries& q, GpuFacts wanted, Gpu& gpu) {
+    namespace f = gpu_facts;
+    if (wanted & f::kMemory) {
+      const MemoryFigures memory = q.Memory();
+      gpu.memory_total_bytes = memory.total;
+      gpu.memory_used_bytes = memory.used;
+      gpu.memory_free_bytes = memory.free;
+      gpu.memory_reserved_bytes = memory.reserved;
+    }
+    if (nvmlUtilization_t rates{};
+        (wanted & f::kUtilization) && q.Query(fn_.utilization, "reading utilization", &rates)) {
       gpu.utilization_gpu_percent = rates.gpu;
       gpu.utilization_memory_percent = rates.memory;
     }
-    if (unsigned celsius = 0;
-        q.Query(fn_.temperature, "reading temperature", kNvmlTemperatureGpu, &celsius)) {
-      gpu.temperature_c = celsius;
+    if (wanted & f::kSensors) {
+      if (unsigned celsius = 0;
+          q.Query(fn_.temperature, "reading temperature", kNvmlTemperatureGpu, &celsius)) {
+        gpu.temperature_c = celsius;
+      }
+      gpu.power_draw_mw = q.Uint(fn_.power_usage, "reading power draw");
+      gpu.power_limit_mw = q.Uint(fn_.power_limit, "reading the power limit");
     }
-    gpu.power_draw_mw = q.Uint(fn_.power_usage, "reading power draw");
-    gpu.power_limit_mw = q.Uint(fn_.power_limit, "reading the power limit");
-    if (auto mode = q.Int(fn_.compute_mode, "reading the compute mode"))
-      gpu.compute_mode = ToComputeMode(*mode);
-    if (auto mode = q.Int(fn_.persistence_mode, "reading the persistence mode")) {
-      gpu.persistence_mode = *mode == static_cast<int>(kNvmlFeatureEnabled);
+    if (wanted & f::kModes) {
+      if (auto mode = q.Int(fn_.compute_mode, "reading the compute mode"))
+        gpu.compute_mode = ToComputeMode(*mode);
+      if (auto mode = q.Int(fn_.persistence_mode, "reading the persistence mode")) {
+        gpu.persistence_mode = *mode == static_cast<int>(kNvmlFeatureEnabled);
+      }
     }
-    if (ComputeCapability cc;
-        q.Query(fn_.compute_capability, "reading the compute capability", &cc.major, &cc.minor)) {
-      gpu.compute_capability = cc;
-    }
-    gpu.cores = q.Uint(fn_.num_cores, "reading the core count");
-    gpu.minor_number = q.Uint(fn_.minor_number, "reading the minor number");
-    ReadCpuAffinity(q, gpu);
-    if (auto node = q.Uint(fn_.numa_node, "reading the NUMA node"))
-      gpu.numa_node = static_cast<int>(*node);
-    gpu.board_id = q.Uint(fn_.board_id, "reading the board id");
-    if (auto multi = q.Uint(fn_.multi_gpu_board, "reading the multi-GPU board flag"))
-      gpu.multi_gpu_board = *multi != 0;
     if (unsigned current = 0, pending = 0;
-        q.Query(fn_.mig_mode, "reading the MIG mode", &current, &pending)) {
+        (wanted & f::kMig) && q.Query(fn_.mig_mode, "reading the MIG mode", &current, &pending)) {
       gpu.mig_enabled = current == kNvmlMigEnable;
     }
     // In MIG mode the parent's lists need privileges and give aggregates
     // only (facts §5.7), so processes are read per instance.
-    if (gpu.mig_enabled == true && fn_.max_mig_device_count && fn_.mig_device_handle) {
-      ReadMigDevices(q, gpu);
-    } else if (q.healthy()) {
+    if ((wanted & f::kMig) && gpu.mig_enabled == true && fn_.max_mig_device_count &&
+        fn_.mig_device_handle) {
+      ReadMigDevices(q, wanted, gpu);
+    } else if ((wanted & f::kProcesses) && q.healthy()) {
       gpu.processes_known = q.Processes(scratch_, gpu.processes);
     }
   }
 
-  void ReadCpuAffinity(DeviceQueries& q, Gpu& gpu) {
-    affinity_mask_.assign(static_cast<size_t>(cpu_affinity_words_), 0);
-    if (!q.Query(fn_.cpu_affinity, "reading the CPU affinity",
-                 static_cast<unsigned>(affinity_mask_.size()), affinity_mask_.data())) {
-      return;
+  void ReadCudaOrder(Gpu& gpu) {
+    nvmlDevice_t handle = HandleOf(gpu);
+    if (!handle) return;
+    FixedFacts& fixed = *fixed_[gpu.index];
+    if (!(fixed.read & gpu_facts::kCudaOrder)) {
+      DeviceQueries q(*library_, handle, gpu.health_error);
+      if (ComputeCapability cc;
+          q.Query(fn_.compute_capability, "reading the compute capability", &cc.major, &cc.minor)) {
+        fixed.compute_capability = cc;
+      }
+      fixed.cores = q.Uint(fn_.num_cores, "reading the core count");
+      if (q.healthy()) fixed.read |= gpu_facts::kCudaOrder;
     }
-    if (std::string cpus = FormatCpuList(affinity_mask_); !cpus.empty())
-      gpu.cpu_affinity = std::move(cpus);
+    gpu.compute_capability = fixed.compute_capability;
+    gpu.cores = fixed.cores;
+  }
+
+  void ReadAffinity(DeviceQueries& q, FixedFacts& fixed) {
+    if (fixed.read & gpu_facts::kAffinity) return;
+    affinity_mask_.assign(static_cast<size_t>(cpu_affinity_words_), 0);
+    if (q.Query(fn_.cpu_affinity, "reading the CPU affinity",
+                static_cast<unsigned>(affinity_mask_.size()), affinity_mask_.data())) {
+      if (std::string cpus = FormatCpuList(affinity_mask_); !cpus.empty())
+        fixed.cpu_affinity = std::move(cpus);
+    }
+    if (auto node = q.Uint(fn_.numa_node, "reading the NUMA node"))
+      fixed.numa_node = static_cast<int>(*node);
+    if (q.healthy()) fixed.read |= gpu_facts::kAffinity;
+  }
+
+  void ReadBoard(DeviceQueries& q, FixedFacts& fixed) {
+    if (fixed.read & gpu_facts::kBoard) return;
+    fixed.minor_number = q.Uint(fn_.minor_number, "reading the minor number");
+    fixed.board_id = q.Uint(fn_.board_id, "reading the board id");
+    if (auto multi = q.Uint(fn_.multi_gpu_board, "reading the multi-GPU board flag"))
+      fixed.multi_gpu_board = *multi != 0;
+    if (q.healthy()) fixed.read |= gpu_facts::kBoard;
   }
 
   // The recipe of facts §5.8: every slot up to the maximum, empty ones
   // (NOT_FOUND) skipped.
-  void ReadMigDevices(DeviceQueries& q, Gpu& gpu) {
+  void ReadMigDevices(DeviceQueries& q, GpuFacts wanted, Gpu& gpu) {
+    const bool processes = (wanted & gpu_facts::kProcesses) != 0;
     const std::optional<unsigned> slots =
         q.Uint(fn_.max_mig_device_count, "reading the MIG device count");
     if (!slots) gpu.processes_known = false;
@@ -336,12 +456,14 @@ class NvmlSource final : public GpuSource {
       mig.memory_total_bytes = memory.total;
       mig.memory_used_bytes = memory.used;
       mig.memory_free_bytes = memory.free;
-      if (!mq.Processes(scratch_, mig.processes)) gpu.processes_known = false;
-      for (GpuProcess& process : mig.processes) {
-        if (!process.gpu_instance_id) process.gpu_instance_id = mig.gpu_instance_id;
-        if (!process.compute_instance_id) process.compute_instance_id = mig.compute_instance_id;
+      if (processes) {
+        if (!mq.Processes(scratch_, mig.processes)) gpu.processes_known = false;
+        for (GpuProcess& process : mig.processes) {
+          if (!process.gpu_instance_id) process.gpu_instance_id = mig.gpu_instance_id;
+          if (!process.compute_instance_id) process.compute_instance_id = mig.compute_instance_id;
+        }
+        gpu.processes.insert(gpu.processes.end(), mig.processes.begin(), mig.processes.end());
       }
-      gpu.processes.insert(gpu.processes.end(), mig.processes.begin(), mig.processes.end());
       gpu.mig_devices.push_back(std::move(mig));
     }
   }
@@ -350,40 +472,58 @@ class NvmlSource final : public GpuSource {
   // that is not one of our GPUs (an NVSwitch) names no peer.
   void ReadNvLinks(std::vector<Gpu>& gpus) {
     if (!fn_.nvlink_state || !fn_.nvlink_remote_pci_info) return;
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      if (!handles_[i]) continue;
-      for (unsigned link = 0; link < kMaxNvLinks; ++link) {
-        unsigned active = 0;
-        const nvmlReturn_t code = fn_.nvlink_state(handles_[i], link, &active);
-        if (code == NVML_ERROR_INVALID_ARGUMENT || code == NVML_ERROR_NOT_SUPPORTED) break;
-        nvmlPciInfo_t remote{};
-        if (code != NVML_SUCCESS || active != kNvmlFeatureEnabled ||
-            fn_.nvlink_remote_pci_info(handles_[i], link, &remote) != NVML_SUCCESS) {
-          continue;
-        }
-        const PciAddress address = AddressOf(remote);
-        for (size_t j = 0; j < gpus.size(); ++j) {
-          std::vector<std::string>& peers = gpus[i].nvlink_peer_bus_ids;
-          if (j != i && addresses_[j] == address &&
-              std::find(peers.begin(), peers.end(), gpus[j].pci_bus_id) == peers.end()) {
-            peers.push_back(gpus[j].pci_bus_id);
-          }
-        }
+    for (Gpu& gpu : gpus) {
+      nvmlDevice_t handle = HandleOf(gpu);
+      if (!handle) continue;
+      FixedFacts& fixed = *fixed_[gpu.index];
+      if (!(fixed.read & gpu_facts::kNvLinks)) {
+        fixed.nvlink_peer_bus_ids = NvLinkPeers(handle, gpu.index, gpus);
+        fixed.read |= gpu_facts::kNvLinks;
       }
+      gpu.nvlink_peer_bus_ids = fixed.nvlink_peer_bus_ids;
     }
   }
 
-  std::vector<std::vector<std::optional<TopologyLevel>>> ReadTopology(
-      const std::vector<Gpu>& gpus) const {
-    std::vector<std::vector<std::optional<TopologyLevel>>> topology;
+  std::vector<std::string> NvLinkPeers(nvmlDevice_t handle, uint32_t self,
+                                       const std::vector<Gpu>& gpus) const {
+    std::vector<std::string> peers;
+    for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+      unsigned active = 0;
+      const nvmlReturn_t code = fn_.nvlink_state(handle, link, &active);
+      if (code == NVML_ERROR_INVALID_ARGUMENT || code == NVML_ERROR_NOT_SUPPORTED) break;
+      nvmlPciInfo_t remote{};
+      if (code != NVML_SUCCESS || active != kNvmlFeatureEnabled ||
+          fn_.nvlink_remote_pci_info(handle, link, &remote) != NVML_SUCCESS) {
+        continue;
+      }
+      const PciAddress address = AddressOf(remote);
+      for (const Gpu& peer : gpus) {
+        if (peer.index != self && HandleOf(peer) && fixed_[peer.index]->address == address &&
+            std::find(peers.begin(), peers.end(), peer.pci_bus_id) == peers.end()) {
+          peers.push_back(peer.pci_bus_id);
+        }
+      }
+    }
+    return peers;
+  }
+
+  // Read once while every GPU keeps answering: a pair with a GPU that does
+  // not is unknown, and the matrix is read again once it answers.
+  TopologyMatrix Topology(const std::vector<Gpu>& gpus) {
+    if (!topology_) topology_ = ReadTopology(gpus);
+    return *topology_;
+  }
+
+  TopologyMatrix ReadTopology(const std::vector<Gpu>& gpus) const {
+    TopologyMatrix topology;
     if (!fn_.topology_common_ancestor || gpus.size() < 2) return topology;
     topology.assign(gpus.size(), std::vector<std::optional<TopologyLevel>>(gpus.size()));
     bool known = false;
     for (size_t i = 0; i < gpus.size(); ++i) {
-      for (size_t j = i + 1; j < gpus.size() && handles_[i]; ++j) {
+      for (size_t j = i + 1; j < gpus.size() && HandleOf(gpus[i]); ++j) {
         int level = 0;
-        if (!handles_[j] ||
-            fn_.topology_common_ancestor(handles_[i], handles_[j], &level) != NVML_SUCCESS)
+        if (!HandleOf(gpus[j]) || fn_.topology_common_ancestor(HandleOf(gpus[i]), HandleOf(gpus[j]),
+                                                               &level) != NVML_SUCCESS)
           continue;
         topology[i][j] = topology[j][i] = ToTopologyLevel(level);
         known = known || topology[i][j].has_value();
@@ -397,10 +537,15 @@ class NvmlSource final : public GpuSource {
   const NvmlFunctions& fn_;
   bool simulated_;
   long cpu_affinity_words_;
-  // Per snapshot, kept to reuse their allocations: handles of healthy GPUs
-  // (null for the others) and their PCI addresses, by NVML index.
-  std::vector<nvmlDevice_t> handles_;
-  std::vector<std::optional<PciAddress>> addresses_;
+  GpuFacts last_read_ = 0;
+  bool versions_read_ = false;
+  std::optional<std::string> driver_version_;
+  std::optional<std::string> nvml_version_;
+  std::optional<int> cuda_driver_version_;
+  // By NVML index; dropped when the number of GPUs changes.
+  std::vector<std::optional<FixedFacts>> fixed_;
+  std::optional<TopologyMatrix> topology_;
+  // Kept to reuse their allocations.
   std::vector<std::byte> scratch_;
   std::vector<unsigned long> affinity_mask_;
 };

@@ -93,7 +93,7 @@ class SimNvmlTest : public testing::Test {
     auto source = Open(scenario, library);
     EXPECT_TRUE(source.ok()) << source.error().message;
     if (!source.ok()) return {};
-    auto inventory = (*source)->Snapshot();
+    auto inventory = (*source)->Snapshot(gpu_facts::kAll);
     EXPECT_TRUE(inventory.ok()) << inventory.error().message;
     return inventory.ok() ? *inventory : Inventory{};
   }

@@ -1,0 +1,80 @@
+# Each command asks NVML only for what it uses, counted through the
+# simulated library's call trace (GPUPIN_SIM_NVML_TRACE): ls never asks for
+# topology, affinity or board facts, pick -n 1 never for pairwise topology,
+# slurm gres for affinity and minor numbers; compute capability and cores
+# only where CUDA's default order needs them; ls --watch reads the facts that
+# cannot change once per process.
+source "$(dirname "$0")/lib.sh"
+LAB="$EXAMPLES/lab-8gpu.json"
+ONE_MODEL="$EXAMPLES/server-4gpu.json"
+MIXED="$EXAMPLES/workstation-mixed.json"
+TRACE="$TEST_TMP/trace"
+
+# traced CMD...: runs CMD with a fresh trace; it must succeed.
+traced() {
+  rm -f "$TRACE"
+  GPUPIN_SIM_NVML_TRACE="$TRACE" run_status "$@"
+  expect_eq "$STATUS" 0 "$*"
+}
+# calls FUNCTION: how many times the last traced command called it.
+calls() { grep -cx "$1" "$TRACE" || true; }
+
+for json in "" --json; do
+  traced "$GPUPIN" --simulate "$LAB" $json ls
+  expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "$json ls: no topology"
+  expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 0 "$json ls: no CPU affinity"
+  expect_eq "$(calls nvmlDeviceGetNvLinkState)" 0 "$json ls: no NVLink"
+  expect_eq "$(calls nvmlDeviceGetMinorNumber)" 0 "$json ls: no minor numbers"
+  expect_eq "$(calls nvmlDeviceGetComputeMode)" 0 "$json ls: no compute mode"
+  # Three models: the cuda:N column needs CUDA's default order.
+  expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 8 "$json ls: mixed models' capability"
+  # The table's columns are read, once per card.
+  expect_eq "$(calls nvmlDeviceGetUUID)" 8 "$json ls: every card's UUID"
+  expect_eq "$(calls nvmlDeviceGetPowerUsage)" 8 "$json ls: every card's power draw"
+  expect_eq "$(calls nvmlDeviceGetTemperature)" 8 "$json ls: every card's temperature"
+done
+traced "$GPUPIN" --simulate "$LAB" --json ls --all
+(($(calls nvmlDeviceGetTopologyCommonAncestor) == 28)) || fail "ls --all reads the topology of every pair"
+(($(calls nvmlDeviceGetCpuAffinity) == 8)) || fail "ls --all reads every card's affinity"
+expect_eq "$(jq -r '.gpus[0].compute_mode' <<<"$OUT")" default "ls --all shows the compute mode"
+
+# One model: CUDA's default order is PCI order. Mixed models: the cuda:N
+# column needs capability and cores, unless the order is PCI's.
+traced "$GPUPIN" --simulate "$ONE_MODEL" ls
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "one model: no capability"
+expect_eq "$(calls nvmlDeviceGetNumGpuCores)" 0 "one model: no cores"
+traced "$GPUPIN" --simulate "$MIXED" ls
+gpus=$(jq '.gpus | length' "$MIXED")
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" "$gpus" "mixed models: every card's capability"
+CUDA_DEVICE_ORDER=PCI_BUS_ID traced "$GPUPIN" --simulate "$MIXED" ls
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "PCI_BUS_ID order: no capability"
+
+traced "$GPUPIN" --simulate "$LAB" pick -n 1
+expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "pick -n 1: no topology"
+expect_eq "$(calls nvmlDeviceGetNvLinkState)" 0 "pick -n 1: no NVLink"
+expect_eq "$(calls nvmlDeviceGetTemperature)" 0 "pick -n 1: no temperature"
+# The count above is of a path that reads topology when it needs it.
+traced "$GPUPIN" --simulate "$LAB" pick -n 2
+(($(calls nvmlDeviceGetTopologyCommonAncestor) > 0)) || fail "pick -n 2 reads the topology"
+traced "$GPUPIN" --simulate "$LAB" pick -n 2 --no-near
+expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "pick -n 2 --no-near: no topology"
+
+traced "$GPUPIN" --simulate "$LAB" slurm gres
+expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 8 "slurm gres: every card's affinity"
+expect_eq "$(calls nvmlDeviceGetMinorNumber)" 8 "slurm gres: every card's minor number"
+expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "slurm gres: no topology"
+expect_eq "$(calls nvmlDeviceGetUtilizationRates)" 0 "slurm gres: no utilization"
+
+# ls --watch: what cannot change is read once, what changes on every frame.
+rm -f "$TRACE"
+GPUPIN_SIM_NVML_TRACE="$TRACE" "$GPUPIN" --simulate "$LAB" --json ls --watch 0.1 >"$TEST_TMP/frames" &
+pid=$!
+wait_until 20 "three --json frames" lines_at_least "$TEST_TMP/frames" . 3
+kill -TERM "$pid"
+wait "$pid" || true
+frames=$(wc -l <"$TEST_TMP/frames")
+expect_eq "$(calls nvmlDeviceGetUUID)" 8 "ls --watch: UUIDs read once"
+expect_eq "$(calls nvmlDeviceGetName)" 8 "ls --watch: names read once"
+(($(calls nvmlDeviceGetUtilizationRates) >= 8 * frames - 8)) ||
+  fail "ls --watch: utilization read on every frame ($frames frames)"
+echo PASS
