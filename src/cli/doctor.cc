@@ -72,13 +72,9 @@ void GatherContainer(const World& world, DoctorFacts& facts) {
 
 void GatherLeftovers(const World& world, const std::optional<std::vector<Lease>>& leases,
                      const LivenessFacts& liveness, DoctorFacts& facts) {
-  for (const GpuProcessRow& row :
-       DescribeGpuProcessRows(facts.inventory, leases, liveness, world.procfs())) {
-    if (!row.leftover_reason) continue;
-    facts.leftovers.push_back({row.gpu_index, row.process.pid, row.user, row.command,
-                               row.process.used_memory_bytes, *row.leftover_reason,
-                               row.uid && *row.uid == getuid()});
-  }
+  facts.leftovers =
+      LeftoversOf(DescribeGpuProcessRows(facts.inventory, leases, liveness, world.procfs()),
+                  static_cast<uint32_t>(getuid()));
 }
 
 // gpupin holds the state lock for milliseconds: longer, and every gpupin
@@ -190,9 +186,7 @@ Json ToJson(const std::vector<Finding>& findings, const DoctorFacts& facts) {
   for (const PythonFinding& p : facts.python_findings) {
     python.push_back({{"path", p.path},
                       {"line", p.line},
-                      {"kind", p.kind == PythonFindingKind::kVisibilitySetAfterImport
-                                   ? "visibility_set_after_import"
-                                   : "data_parallel_without_device_ids"},
+                      {"kind", PythonFindingKindName(p.kind)},
                       {"message", p.message},
                       {"fix", p.fix}});
   }

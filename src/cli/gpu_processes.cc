@@ -8,6 +8,7 @@
 #include "cli/machine_state.h"
 #include "core/doctor.h"
 #include "core/gpu_process_walk.h"
+#include "core/process_tree.h"
 
 namespace gpupin {
 namespace {
@@ -22,6 +23,17 @@ std::optional<std::string> JobLeaseId(const ProcFs& procfs, int pid) {
   return id->second;
 }
 
+const Lease* HeldJob(int pid, const std::vector<Lease>& live_leases, const ParentOf& parent_of) {
+  const Lease* job = nullptr;
+  NearestAncestor(pid, parent_of, [&](int p) {
+    for (const Lease& lease : live_leases) {
+      if (!lease.container_id && lease.holder.pid == p) job = &lease;
+    }
+    return job != nullptr;
+  });
+  return job;
+}
+
 void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_leases,
               const ProcFs& procfs, std::optional<uint64_t> uptime_ticks) {
   int pid = static_cast<int>(row.process.pid);
@@ -32,6 +44,8 @@ void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_
   row.user = row.uid ? UserName(*row.uid) : "?";
   row.command = procfs.Cmdline(pid).value_or("?");
   row.container_id = procfs.ContainerId(pid);
+  row.start_time_ticks = stat->start_time_ticks;
+  row.stopped = stat->state == 'T' || stat->state == 't';
   long ticks_per_second = sysconf(_SC_CLK_TCK);
   if (uptime_ticks && *uptime_ticks >= stat->start_time_ticks && ticks_per_second > 0) {
     row.elapsed_seconds =
@@ -42,7 +56,12 @@ void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_
   const std::optional<std::string> claimed = JobLeaseId(procfs, pid);
   const ParentOf parent_of = [&procfs](int child) { return procfs.ParentOf(child); };
   if (claimed && !live_leases) return;  // a job's, perhaps: cannot tell
-  if (const Lease* job = claimed ? JobOfProcess(pid, claimed, *live_leases, parent_of) : nullptr) {
+  const Lease* job = claimed ? JobOfProcess(pid, claimed, *live_leases, parent_of) : nullptr;
+  // A process that took its lease for itself (gpupin.pin() in Python, env
+  // --for) set GPUPIN_LEASE_ID after it started, which /proc does not show:
+  // it, and what it starts, run in the job its nearest lease holder holds.
+  if (!claimed && live_leases) job = HeldJob(pid, *live_leases, parent_of);
+  if (job) {
     // A live job's process is not left over, even stopped (Ctrl-Z) or
     // orphaned (its gpupin killed: the job keeps its card to its end).
     row.lease_id = job->id;
@@ -87,6 +106,23 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
     });
   }
   return rows;
+}
+
+std::vector<LeftoverProcess> LeftoversOf(const std::vector<GpuProcessRow>& rows,
+                                         uint32_t caller_uid) {
+  std::vector<LeftoverProcess> per_gpu;
+  for (const GpuProcessRow& row : rows) {
+    if (!row.leftover_reason) continue;
+    per_gpu.push_back({{row.gpu_index},
+                       row.process.pid,
+                       row.user,
+                       row.command,
+                       row.process.used_memory_bytes,
+                       *row.leftover_reason,
+                       row.uid && *row.uid == caller_uid,
+                       row.stopped});
+  }
+  return MergeLeftovers(per_gpu);
 }
 
 }  // namespace gpupin

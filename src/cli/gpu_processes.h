@@ -9,6 +9,7 @@
 
 #include "core/gpu.h"
 #include "core/lease.h"
+#include "core/leftovers.h"
 #include "sys/procfs.h"
 
 namespace gpupin {
@@ -24,6 +25,8 @@ struct GpuProcessRow {
   std::string user;
   std::string command;
   std::optional<uint64_t> elapsed_seconds;
+  uint64_t start_time_ticks = 0;  // with the pid, names the process (a pid is reused)
+  bool stopped = false;           // state T or t
   std::optional<std::string> container_id;
   std::optional<std::string> lease_id;         // the live gpupin job it belongs to
   std::optional<std::string> leftover_reason;  // see LeftoverReason in core/doctor.h
@@ -40,5 +43,10 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
                                                   const std::optional<std::vector<Lease>>& leases,
                                                   const LivenessFacts& liveness,
                                                   const ProcFs& procfs);
+
+// The rows that are left over, one entry per process (MergeLeftovers);
+// callers_own compares with `caller_uid`.
+std::vector<LeftoverProcess> LeftoversOf(const std::vector<GpuProcessRow>& rows,
+                                         uint32_t caller_uid);
 
 }  // namespace gpupin

@@ -124,8 +124,11 @@ nlohmann::ordered_json AcquiredToJson(const Acquired& acquired) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (uint32_t index : acquired.selection.chosen_gpu_indices) {
     const Gpu& gpu = acquired.inventory.gpus[index];
-    gpus.push_back(
-        {{"index", index}, {"uuid", gpu.uuid}, {"name", gpu.name}, {"pci_bus_id", gpu.pci_bus_id}});
+    gpus.push_back({{"index", index},
+                    {"uuid", gpu.uuid},
+                    {"name", gpu.name},
+                    {"pci_bus_id", gpu.pci_bus_id},
+                    {"memory_total_bytes", OrNull(gpu.memory_total_bytes)}});
   }
   nlohmann::ordered_json explained = nlohmann::ordered_json::array();
   for (const CardVerdict& verdict : acquired.selection.verdicts) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/gpu_processes.h"
+#include "cli/leftover_kill.h"
 #include "cli/machine_state.h"
 #include "core/printable.h"
 #include "core/units.h"
@@ -20,6 +21,8 @@ namespace {
 struct PsOptions {
   bool leftovers = false;
   bool devfiles = false;
+  bool kill = false;
+  KillOptions killing;
 };
 
 // A process holding /dev/nvidiaN open that NVML does not list on that GPU
@@ -66,7 +69,9 @@ std::string Elapsed(std::optional<uint64_t> seconds) {
 Result<int> Ps(World& world, const PsOptions& options) {
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses | gpu_facts::kBoard);
+  // --kill reports each card's used memory before and after.
+  Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses | gpu_facts::kBoard |
+                                                  (options.kill ? gpu_facts::kMemory : 0));
   if (!inventory.ok()) return inventory.error();
   LivenessFacts liveness = MakeLivenessFacts(*inventory, world.procfs());
   std::optional<std::vector<Lease>> leases;
@@ -80,6 +85,12 @@ Result<int> Ps(World& world, const PsOptions& options) {
   }
   std::vector<GpuProcessRow> rows =
       DescribeGpuProcessRows(*inventory, leases, liveness, world.procfs());
+  if (options.kill) {
+    // Without the leases, a process that took its own lease (gpupin.pin())
+    // would look orphaned: nothing is ended then.
+    if (!leases) return read.error().WithContext("ps --kill: cannot tell live jobs from leftovers");
+    return KillLeftovers(world, options.killing, *inventory, rows);
+  }
   size_t invisible = 0;
   for (const GpuProcessRow& row : rows) invisible += row.visible ? 0 : 1;
   if (options.leftovers)
@@ -177,6 +188,24 @@ CommandSpec PsCommand() {
         app.add_flag(
             "--devfiles", options->devfiles,
             "also list processes holding /dev/nvidia* open that NVML does not list (fuser's view)");
+        CLI::Option* kill = app.add_flag(
+            "--kill", options->kill,
+            "with --leftovers: end your own leftover processes (SIGTERM, SIGKILL after --grace); "
+            "never another user's, a live job's or gpupin's own; asks first on a terminal; exit 1 "
+            "when one survives");
+        kill->needs("--leftovers");
+        app.add_option("--grace", options->killing.grace,
+                       "with --kill: how long after SIGTERM to send SIGKILL (default 5s)")
+            ->option_text("DURATION")
+            ->needs(kill);
+        app.add_flag("-y,--yes", options->killing.yes, "with --kill: do not ask")->needs(kill);
+        app.add_flag("--dry-run", options->killing.dry_run,
+                     "with --kill: show what it would end, end nothing")
+            ->needs(kill);
+        app.add_flag("--all-users", options->killing.all_users,
+                     "with --kill, as root: other users' leftovers too")
+            ->needs(kill);
+        app.footer("Example: gpupin ps --leftovers --kill --dry-run");
         return [options](World& world) { return Ps(world, *options); };
       }};
 }

@@ -13,6 +13,7 @@
 #include "core/printable.h"
 #include "core/units.h"
 #include "out/json_value.h"
+#include "sys/process_ender.h"
 #include "sys/spawn.h"
 
 namespace gpupin {
@@ -21,7 +22,11 @@ namespace {
 struct RunOptions {
   PolicyFlags policy;
   std::optional<std::string> verify;
+  bool stop_on_mismatch = false;
 };
+
+// How long a job found on the wrong card gets between SIGTERM and SIGKILL.
+constexpr int64_t kStopGraceMs = 5000;
 
 // The job's processes on GPUs (the child and everything it started), by
 // GPU index.
@@ -44,6 +49,7 @@ std::map<uint32_t, std::set<uint32_t>> JobGpuUse(const Inventory& inventory, con
 struct Verdict {
   const char* outcome;
   std::string text;
+  std::set<uint32_t> gpu_pids;  // the job's processes seen on GPUs
 };
 
 Verdict Verify(World& world, const Acquired& acquired, const PendingChild& child,
@@ -54,11 +60,11 @@ Verdict Verify(World& world, const Acquired& acquired, const PendingChild& child
                             acquired.selection.chosen_gpu_indices.end());
   while (std::chrono::steady_clock::now() < deadline) {
     if (child.Ended())
-      return {kNotVerified, "not verified: the command ended before it used a GPU"};
+      return {kNotVerified, "not verified: the command ended before it used a GPU", {}};
     Result<GpuSource*> gpus = world.Gpus();
-    if (!gpus.ok()) return {kNotVerified, "not verified: " + gpus.error().message};
+    if (!gpus.ok()) return {kNotVerified, "not verified: " + gpus.error().message, {}};
     Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses);
-    if (!inventory.ok()) return {kNotVerified, "not verified: " + inventory.error().message};
+    if (!inventory.ok()) return {kNotVerified, "not verified: " + inventory.error().message, {}};
     auto use = JobGpuUse(*inventory, world.procfs(), child.pid());
     if (!use.empty()) {
       std::string where;
@@ -67,17 +73,23 @@ Verdict Verify(World& world, const Acquired& acquired, const PendingChild& child
         where += fmt::format("{}GPU {} (pid {})", where.empty() ? "" : ", ", index, *pids.begin());
         if (!chosen.contains(index)) strays.push_back(index);
       }
+      std::set<uint32_t> gpu_pids;
+      for (const auto& [index, pids] : use) gpu_pids.insert(pids.begin(), pids.end());
       if (strays.empty())
         return {"verified",
-                "verified: the job runs on " + where + ", as chosen, and on no other GPU"};
-      return {"mismatch", fmt::format("MISMATCH: the job runs on {}; it was given {}", where,
-                                      DescribeChosen(acquired))};
+                "verified: the job runs on " + where + ", as chosen, and on no other GPU",
+                {}};
+      return {"mismatch",
+              fmt::format("MISMATCH: the job runs on {}; it was given {}", where,
+                          DescribeChosen(acquired)),
+              gpu_pids};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return {kNotVerified,
           fmt::format("not verified: no process of the job appeared on any GPU within {}ms",
-                      timeout_ms)};
+                      timeout_ms),
+          {}};
 }
 
 Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool verify_given) {
@@ -138,14 +150,33 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
                  Printable(command.front()).c_str());
     return 127;
   }
-  if (verify_given) {
+  if (verify_given || options.stop_on_mismatch) {
     Verdict verdict = Verify(world, *acquired, *child, verify_ms);
+    const bool stop = options.stop_on_mismatch && !verdict.gpu_pids.empty();
     if (world.options().json) {
-      nlohmann::ordered_json event = {
-          {"event", "verify"}, {"outcome", verdict.outcome}, {"verdict", verdict.text}};
+      nlohmann::ordered_json event = {{"event", "verify"},
+                                      {"outcome", verdict.outcome},
+                                      {"verdict", verdict.text},
+                                      {"stopped", stop}};
       std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
     } else {
       std::fprintf(stderr, "gpupin: %s\n", verdict.text.c_str());
+    }
+    if (stop) {
+      // The command and its processes on GPUs, which may have left its tree.
+      std::vector<EndTarget> targets = {{child->pid(), child->identity().start_time_ticks}};
+      for (uint32_t pid : verdict.gpu_pids) {
+        std::optional<uint64_t> start = LiveProcessStartTime(world.procfs(), static_cast<int>(pid));
+        if (start && static_cast<int>(pid) != child->pid())
+          targets.push_back({static_cast<int>(pid), *start});
+      }
+      EndProcesses(world.procfs(), targets, kStopGraceMs);
+      child->Wait();
+      end_lease();
+      return MakeError(ExitCode::kError,
+                       "stopped the job (--stop-on-mismatch): it ran on a GPU it was not given; "
+                       "set CUDA_VISIBLE_DEVICES before CUDA initialises (gpupin doctor FILE.py "
+                       "finds where)");
     }
   }
   int status = child->Wait();
@@ -167,6 +198,9 @@ CommandSpec RunCommand() {
                            "(default within 10s)")
                 ->expected(0, 1)
                 ->option_text("[=TIMEOUT]");
+            app.add_flag("--stop-on-mismatch", options->stop_on_mismatch,
+                         "verify, and end a job found on a GPU it was not given (SIGTERM, SIGKILL "
+                         "after 5s); gpupin then exits 1");
             app.footer(
                 "The command gets GPUPIN_LEASE_ID; a gpupin it starts is served from this job's\n"
                 "GPUs without queuing.\n"

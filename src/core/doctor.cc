@@ -335,22 +335,35 @@ Finding CheckBusy(const DoctorFacts& facts) {
 Finding CheckLeftovers(const DoctorFacts& facts) {
   if (facts.leftovers.empty()) return {"leftovers", Verdict::kOk, "no leftover processes", ""};
   std::vector<std::string> items;
-  std::vector<uint32_t> own;
+  std::vector<uint32_t> own_running;
+  std::vector<uint32_t> own_stopped;
   std::set<std::string> others;
   uint64_t total = 0;
   for (const LeftoverProcess& p : facts.leftovers) {
     total += p.used_memory_bytes.value_or(0);
     std::string memory = p.used_memory_bytes ? FormatBytes(*p.used_memory_bytes) : "memory";
-    items.push_back(fmt::format("pid {} ({}, {}) holds {} on GPU {}, {}", p.pid, p.user, p.command,
-                                memory, p.gpu_index, p.reason));
-    if (p.callers_own) {
-      own.push_back(p.pid);
-    } else {
+    items.push_back(fmt::format("pid {} ({}, {}) holds {} on GPU{} {}, {}", p.pid, p.user,
+                                p.command, memory, p.gpu_indices.size() == 1 ? "" : "s",
+                                fmt::join(p.gpu_indices, ","), p.reason));
+    if (!p.callers_own) {
       others.insert(p.user);
+    } else {
+      (p.stopped ? own_stopped : own_running).push_back(p.pid);
     }
   }
   std::vector<std::string> fixes;
-  if (!own.empty()) fixes.push_back(fmt::format("end yours: kill {}", fmt::join(own, " ")));
+  if (!own_running.empty() || !own_stopped.empty()) {
+    // A stopped process acts on SIGTERM only once continued.
+    std::vector<std::string> by_hand;
+    if (!own_running.empty())
+      by_hand.push_back(fmt::format("kill {}", fmt::join(own_running, " ")));
+    if (!own_stopped.empty()) {
+      by_hand.push_back(
+          fmt::format("kill {0} && kill -CONT {0} (stopped)", fmt::join(own_stopped, " ")));
+    }
+    fixes.push_back(fmt::format("end yours: gpupin ps --leftovers --kill, or by hand: {}",
+                                fmt::join(by_hand, "; ")));
+  }
   if (!others.empty())
     fixes.push_back(fmt::format("ask {} to end theirs", fmt::join(others, ", ")));
   return {"leftovers", Verdict::kWarn,
@@ -420,9 +433,15 @@ void AddPythonFindings(const DoctorFacts& facts, std::vector<Finding>& out) {
     return;
   }
   for (const PythonFinding& p : facts.python_findings) {
-    // Setting the variable too late silently runs on the wrong cards; DataParallel is a choice.
-    Verdict verdict =
-        p.kind == PythonFindingKind::kVisibilitySetAfterImport ? Verdict::kFail : Verdict::kWarn;
+    // Setting the variable too late silently runs on the wrong cards; DataParallel is a
+    // choice; after a bare `import torch` it is in time.
+    Verdict verdict = Verdict::kWarn;
+    if (p.kind == PythonFindingKind::kVisibilitySetAfterImport ||
+        p.kind == PythonFindingKind::kVisibilitySetAfterCudaInit) {
+      verdict = Verdict::kFail;
+    } else if (p.kind == PythonFindingKind::kVisibilitySetAfterHarmlessImport) {
+      verdict = Verdict::kOk;
+    }
     out.push_back({"python", verdict, fmt::format("{}:{}: {}", p.path, p.line, p.message), p.fix});
   }
 }

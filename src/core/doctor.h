@@ -13,6 +13,7 @@
 #include "core/cuda_visible.h"
 #include "core/error.h"
 #include "core/gpu.h"
+#include "core/leftovers.h"
 #include "core/policy.h"
 #include "core/probe_comparison.h"
 #include "core/python_check.h"
@@ -29,18 +30,6 @@ struct Finding {
   Verdict verdict = Verdict::kOk;
   std::string evidence;  // one line: what was seen
   std::string fix;       // one line: what to do; empty when there is nothing to do
-};
-
-// A process that holds GPU memory although the job it belonged to is gone
-// (its gpupin lease holder died, or its parent is init or a zombie).
-struct LeftoverProcess {
-  uint32_t gpu_index = 0;
-  uint32_t pid = 0;
-  std::string user;
-  std::string command;
-  std::optional<uint64_t> used_memory_bytes;
-  std::string reason;        // "its gpupin job is gone", "orphaned", "parent is a zombie"
-  bool callers_own = false;  // the caller may end it
 };
 
 // Why a GPU process is left over, or nullopt when nothing says so: its
@@ -79,7 +68,7 @@ struct DoctorFacts {
   std::optional<std::string> slurm_job_id;  // SLURM_JOB_ID, when in a Slurm job
   ContainerFacts container;
   BusyThreshold busy;
-  std::vector<LeftoverProcess> leftovers;
+  std::vector<LeftoverProcess> leftovers;  // one per process (MergeLeftovers)
   int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe

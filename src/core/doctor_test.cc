@@ -342,8 +342,8 @@ TEST(DoctorBusyTest, PercentThresholdUsesEachCardsTotal) {
 TEST(DoctorLeftoversTest, WarnsAndSaysWhomToAsk) {
   DoctorFacts facts = HealthyFacts();
   facts.leftovers = {
-      {1, 4121, "alice", "python train.py", 3 * kGiB, "its gpupin job is gone", true},
-      {0, 5000, "bob", "python eval.py", std::nullopt, "orphaned", false},
+      {{1}, 4121, "alice", "python train.py", 3 * kGiB, "its gpupin job is gone", true, false},
+      {{0}, 5000, "bob", "python eval.py", std::nullopt, "orphaned", false, false},
   };
   Finding f = Only(facts, "leftovers");
   EXPECT_EQ(f.verdict, Verdict::kWarn);
@@ -352,13 +352,31 @@ TEST(DoctorLeftoversTest, WarnsAndSaysWhomToAsk) {
       "2 leftover process(es) hold 3G: pid 4121 (alice, python train.py) holds 3G on GPU "
       "1, its gpupin job is gone; pid 5000 (bob, python eval.py) holds memory on GPU 0, orphaned");
   EXPECT_EQ(f.fix,
-            "end yours: kill 4121; ask bob to end theirs (gpupin ps --leftovers lists them)");
+            "end yours: gpupin ps --leftovers --kill, or by hand: kill 4121; ask bob to end theirs "
+            "(gpupin ps --leftovers lists them)");
+}
+
+TEST(DoctorLeftoversTest, OneProcessOnFourGpusIsCountedOnceWithAFixThatEndsItStopped) {
+  DoctorFacts facts = HealthyFacts();
+  facts.leftovers = MergeLeftovers({
+      {{0}, 30484, "alice", "python train.py", 2 * kGiB, "stopped", true, true},
+      {{1}, 30484, "alice", "python train.py", 2 * kGiB, "stopped", true, true},
+      {{2}, 30484, "alice", "python train.py", 2 * kGiB, "stopped", true, true},
+      {{3}, 30484, "alice", "python train.py", 2 * kGiB, "stopped", true, true},
+  });
+  Finding f = Only(facts, "leftovers");
+  EXPECT_EQ(f.evidence,
+            "1 leftover process(es) hold 8G: pid 30484 (alice, python train.py) holds 8G on GPUs "
+            "0,1,2,3, stopped");
+  EXPECT_EQ(f.fix,
+            "end yours: gpupin ps --leftovers --kill, or by hand: kill 30484 && kill -CONT 30484 "
+            "(stopped) (gpupin ps --leftovers lists them)");
 }
 
 TEST(DoctorLeftoversTest, LongListsStayOneLine) {
   DoctorFacts facts = HealthyFacts();
   for (uint32_t pid = 100; pid < 106; ++pid) {
-    facts.leftovers.push_back({0, pid, "carol", "python x.py", kGiB, "orphaned", false});
+    facts.leftovers.push_back({{0}, pid, "carol", "python x.py", kGiB, "orphaned", false, false});
   }
   Finding f = Only(facts, "leftovers");
   EXPECT_THAT(f.evidence, HasSubstr("; and 3 more"));

@@ -20,8 +20,21 @@ using K = PyTokenKind;
 // once, when imported or soon after. Whether a given version does so at
 // import time varies, which is why the finding says "may".
 const std::set<std::string, std::less<>> kFrameworks = {
-    "torch",     "tensorflow",        "jax",   "jaxlib",    "flax", "transformers", "accelerate",
-    "lightning", "pytorch_lightning", "keras", "deepspeed",
+    "torch",      "tensorflow",  "jax",
+    "jaxlib",     "flax",        "transformers",
+    "accelerate", "lightning",   "pytorch_lightning",
+    "keras",      "deepspeed",   "vllm",
+    "cupy",       "cupyx",       "numba",
+    "tensorrt",   "onnxruntime",
+};
+
+// torch initialises CUDA at its first use, never at import: a bare `import
+// torch` before the variable is set is harmless.
+constexpr std::string_view kLazyFramework = "torch";
+
+// torch.cuda calls that initialise CUDA (and with it read the variables).
+const std::set<std::string, std::less<>> kCudaInitCalls = {
+    "init", "set_device", "is_available", "device_count", "current_device",
 };
 
 const std::set<std::string, std::less<>> kVariables = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
@@ -59,9 +72,18 @@ struct Assignment {
   Scope scope;
 };
 
+// A torch.cuda call that initialises CUDA: "torch.cuda.set_device".
+struct CudaInitCall {
+  size_t token = 0;
+  int line = 0;
+  std::string call;
+  Scope scope;
+};
+
 struct ParsedFile {
   std::vector<Import> imports;
   std::vector<Assignment> assignments;
+  std::vector<CudaInitCall> cuda_inits;
   std::vector<int> data_parallel_lines;
 };
 
@@ -205,6 +227,12 @@ struct OsAliases {
   std::set<std::string, std::less<>> putenv;   // from os import putenv [as p]
 };
 
+// The names by which this file reaches torch and torch.cuda.
+struct TorchAliases {
+  std::set<std::string, std::less<>> torch;  // import torch [as t]
+  std::set<std::string, std::less<>> cuda;  // import torch.cuda as c; from torch import cuda [as c]
+};
+
 class FileParser {
  public:
   explicit FileParser(std::string_view text) : tokens_(TokenizePython(text)), t_(tokens_) {}
@@ -215,6 +243,7 @@ class FileParser {
     for (const Statement& s : statements) {
       for (size_t k = s.begin; k < s.end; ++k) {
         FindEnvironmentWrite(s, k);
+        FindCudaInit(s, k);
         FindDataParallel(s, k);
       }
     }
@@ -258,6 +287,9 @@ class FileParser {
         auto alias = AsName(i, s.end);
         if (imp.module == "os" || imp.module.starts_with("os."))
           aliases_.os.insert(alias.value_or("os"));
+        if (imp.module == "torch" || (imp.module.starts_with("torch.") && !alias))
+          torch_.torch.insert(alias.value_or("torch"));
+        if (imp.module == "torch.cuda" && alias) torch_.cuda.insert(*alias);
         parsed_.imports.push_back(std::move(imp));
         if (!t_.Op(i, ",")) return;
         ++i;
@@ -280,6 +312,7 @@ class FileParser {
         aliases_.environ.insert(bound);
       }
       if (imp.module == "os" && name == "putenv") aliases_.putenv.insert(bound);
+      if (imp.module == "torch" && name == "cuda") torch_.cuda.insert(bound);
       imp.names.push_back(std::move(name));
     }
     parsed_.imports.push_back(std::move(imp));
@@ -344,6 +377,25 @@ class FileParser {
     }
   }
 
+  // torch.cuda.NAME( or CUDA.NAME( for NAME in kCudaInitCalls.
+  void FindCudaInit(const Statement& s, size_t k) {
+    if (k > s.begin && t_.Op(k - 1, ".")) return;
+    if (!t_.IsName(k)) return;
+    size_t call = 0;
+    if (torch_.torch.contains(t_[k].text) && t_.Op(k + 1, ".") && t_.Name(k + 2, "cuda") &&
+        t_.Op(k + 3, ".")) {
+      call = k + 4;
+    } else if (torch_.cuda.contains(t_[k].text) && t_.Op(k + 1, ".")) {
+      call = k + 2;
+    } else {
+      return;
+    }
+    if (!t_.IsName(call) || !kCudaInitCalls.contains(t_[call].text) || !t_.Op(call + 1, "("))
+      return;
+    parsed_.cuda_inits.push_back(
+        {k, t_[k].line, fmt::format("torch.cuda.{}()", t_[call].text), s.scope});
+  }
+
   // DataParallel(module, device_ids=None, output_device=None, dim=0).
   void FindDataParallel(const Statement& s, size_t k) {
     if (!t_.Name(k, "DataParallel") || !t_.Op(k + 1, "(")) return;
@@ -378,6 +430,7 @@ class FileParser {
   std::vector<PyToken> tokens_;
   TokenView t_;
   OsAliases aliases_;
+  TorchAliases torch_;
   ParsedFile parsed_;
 };
 
@@ -409,15 +462,37 @@ class Checker {
     std::string script = fs::path(file.path).filename().string();
 
     for (const Assignment& a : parsed.assignments) {
+      std::string value = a.variable == "CUDA_DEVICE_ORDER" ? "PCI_BUS_ID" : "...";
+      // A call that initialised CUDA says most; then an import that may
+      // have; a bare `import torch` is only worth a word.
+      auto init = std::find_if(
+          parsed.cuda_inits.begin(), parsed.cuda_inits.end(),
+          [&](const CudaInitCall& c) { return c.token < a.token && RunsBefore(c.scope, a.scope); });
+      if (init != parsed.cuda_inits.end()) {
+        findings.push_back(
+            {file.path, a.line, PythonFindingKind::kVisibilitySetAfterCudaInit,
+             fmt::format("{} is set after {} (line {}) initialised CUDA; the setting is ignored",
+                         a.variable, init->call, init->line),
+             fmt::format("set it before line {}, or outside Python: {}={} python {}", init->line,
+                         a.variable, value, script)});
+        continue;
+      }
+      std::optional<size_t> eager;
+      std::optional<size_t> lazy;
       // Imports are in token order, so the first match is the earliest.
       for (size_t i = 0; i < parsed.imports.size(); ++i) {
         const Import& imp = parsed.imports[i];
-        if (imp.token >= a.token || !causes[i] || !RunsBefore(imp, a)) continue;
-        const ImportCause& cause = *causes[i];
+        if (imp.token >= a.token || !causes[i] || !RunsBefore(imp.scope, a.scope)) continue;
+        const bool harmless = causes[i]->framework == kLazyFramework && causes[i]->via.empty();
+        std::optional<size_t>& first = harmless ? lazy : eager;
+        if (!first) first = i;
+      }
+      if (eager) {
+        const Import& imp = parsed.imports[*eager];
+        const ImportCause& cause = *causes[*eager];
         std::string where = cause.via.empty()
                                 ? fmt::format("line {}", imp.line)
                                 : fmt::format("line {}, through {}", imp.line, cause.via);
-        std::string value = a.variable == "CUDA_DEVICE_ORDER" ? "PCI_BUS_ID" : "...";
         findings.push_back({file.path, a.line, PythonFindingKind::kVisibilitySetAfterImport,
                             fmt::format("{} is set after {} is imported ({}); CUDA may already be "
                                         "initialised, and then the setting is ignored",
@@ -425,7 +500,14 @@ class Checker {
                             fmt::format("set it before that import, or outside Python: {}={} "
                                         "python {}",
                                         a.variable, value, script)});
-        break;
+      } else if (lazy) {
+        findings.push_back(
+            {file.path, a.line, PythonFindingKind::kVisibilitySetAfterHarmlessImport,
+             fmt::format("{} is set after `import torch` (line {}): harmless, since torch "
+                         "initialises CUDA at its first use (a torch.cuda call, a tensor on "
+                         "\"cuda\"), not at import",
+                         a.variable, parsed.imports[*lazy].line),
+             "keep torch's first use of the GPU after this line"});
       }
     }
     for (int line : parsed.data_parallel_lines) {
@@ -438,13 +520,14 @@ class Checker {
     }
   }
 
-  // An import at module level has run before anything that comes after it; one
-  // inside a function, only before what follows it in that function.
-  static bool RunsBefore(const Import& imp, const Assignment& a) {
-    if (imp.scope.type_checking_only) return false;
-    if (imp.scope.defs.empty()) return true;
-    const std::vector<size_t>& defs = a.scope.defs;
-    return std::find(defs.begin(), defs.end(), imp.scope.defs.back()) != defs.end();
+  // An import or call at module level has run before anything that comes
+  // after it; one inside a function, only before what follows it in that
+  // function.
+  static bool RunsBefore(const Scope& earlier, const Scope& later) {
+    if (earlier.type_checking_only) return false;
+    if (earlier.defs.empty()) return true;
+    const std::vector<size_t>& defs = later.defs;
+    return std::find(defs.begin(), defs.end(), earlier.defs.back()) != defs.end();
   }
 
   std::optional<ImportCause> Cause(const std::string& importer, const Import& imp) {
@@ -532,6 +615,20 @@ class Checker {
 std::vector<PythonFinding> CheckPythonFiles(const std::vector<PythonFile>& files,
                                             const PythonFileReader& read) {
   return Checker(files, read).Run();
+}
+
+const char* PythonFindingKindName(PythonFindingKind kind) {
+  switch (kind) {
+    case PythonFindingKind::kVisibilitySetAfterImport:
+      return "visibility_set_after_import";
+    case PythonFindingKind::kVisibilitySetAfterCudaInit:
+      return "visibility_set_after_cuda_init";
+    case PythonFindingKind::kVisibilitySetAfterHarmlessImport:
+      return "visibility_set_after_harmless_import";
+    case PythonFindingKind::kDataParallelWithoutDeviceIds:
+      return "data_parallel_without_device_ids";
+  }
+  return "data_parallel_without_device_ids";
 }
 
 std::string FormatPythonFinding(const PythonFinding& finding) {

@@ -19,9 +19,21 @@ struct PythonFile {
 };
 
 enum class PythonFindingKind {
-  kVisibilitySetAfterImport,      // CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER after import torch
+  // CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER set after importing a framework
+  // that may initialise CUDA at import (tensorflow, transformers, ...).
+  kVisibilitySetAfterImport,
+  // ... set after a call that initialises CUDA (torch.cuda.init(),
+  // set_device(), is_available(), device_count(), current_device()): ignored.
+  kVisibilitySetAfterCudaInit,
+  // ... set after a bare `import torch`: harmless, since torch initialises
+  // CUDA at its first use, not at import. Said so, not failed.
+  kVisibilitySetAfterHarmlessImport,
   kDataParallelWithoutDeviceIds,  // nn.DataParallel(model) spreads over every visible GPU
 };
+
+// "visibility_set_after_import", "visibility_set_after_cuda_init",
+// "visibility_set_after_harmless_import", "data_parallel_without_device_ids".
+const char* PythonFindingKindName(PythonFindingKind kind);
 
 struct PythonFinding {
   std::string path;
@@ -38,10 +50,9 @@ using PythonFileReader = std::function<std::optional<std::string>(const std::str
 
 // Checks each file. A module imported by a checked file counts as a
 // framework import when it is, or (at module level, transitively) imports,
-// torch, tensorflow, jax, transformers, accelerate, lightning, keras and the
-// like; `import mymod` is looked up beside the importing file (through
-// `read`) and then among `files` by name. Findings come sorted by path and
-// line.
+// torch, tensorflow, jax, transformers, accelerate, lightning, keras, vllm,
+// cupy, numba, tensorrt, onnxruntime and the like; `import mymod` is looked up beside the importing
+// file (through `read`) and then among `files` by name. Findings come sorted by path and line.
 std::vector<PythonFinding> CheckPythonFiles(const std::vector<PythonFile>& files,
                                             const PythonFileReader& read);
 

@@ -31,8 +31,17 @@ PythonFile Fixture(const std::string& name) {
 }
 
 const char* KindMarker(PythonFindingKind kind) {
-  return kind == PythonFindingKind::kVisibilitySetAfterImport ? "set-after-import"
-                                                              : "data-parallel";
+  switch (kind) {
+    case PythonFindingKind::kVisibilitySetAfterImport:
+      return "set-after-import";
+    case PythonFindingKind::kVisibilitySetAfterCudaInit:
+      return "set-after-cuda-init";
+    case PythonFindingKind::kVisibilitySetAfterHarmlessImport:
+      return "harmless-torch-import";
+    case PythonFindingKind::kDataParallelWithoutDeviceIds:
+      return "data-parallel";
+  }
+  return "?";
 }
 
 // Each fixture marks the lines that must be reported with "# EXPECT: <kind>";
@@ -61,12 +70,33 @@ TEST(PythonCheckFixturesTest, ReportsExactlyTheMarkedLines) {
 }
 
 TEST(PythonCheckTest, NamesTheImportAndTheFix) {
+  auto findings = CheckPythonFiles(
+      {{"serve.py", "import os\nimport vllm\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"}},
+      nullptr);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].line, 3);
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("CUDA_VISIBLE_DEVICES is set after vllm is imported (line 2)"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("CUDA_VISIBLE_DEVICES=... python serve.py"));
+}
+
+TEST(PythonCheckTest, ABareImportTorchIsSaidToBeHarmless) {
   auto findings = CheckPythonFiles({Fixture("main_block.py")}, ReadDisk);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].line, 10);
+  EXPECT_EQ(findings[0].kind, PythonFindingKind::kVisibilitySetAfterHarmlessImport);
   EXPECT_THAT(findings[0].message,
-              HasSubstr("CUDA_VISIBLE_DEVICES is set after torch is imported (line 2)"));
-  EXPECT_THAT(findings[0].fix, HasSubstr("CUDA_VISIBLE_DEVICES=... python main_block.py"));
+              HasSubstr("CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): harmless, "
+                        "since torch initialises CUDA at its first use"));
+}
+
+TEST(PythonCheckTest, NamesTheCallThatInitialisedCuda) {
+  auto findings = CheckPythonFiles({Fixture("cuda_init_call.py")}, ReadDisk);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].kind, PythonFindingKind::kVisibilitySetAfterCudaInit);
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("CUDA_VISIBLE_DEVICES is set after torch.cuda.set_device() (line 6) "
+                        "initialised CUDA; the setting is ignored"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("set it before line 6"));
 }
 
 TEST(PythonCheckTest, DeviceOrderFixSuggestsPciBusId) {

@@ -101,7 +101,7 @@ expect_contains "$leftovers" "pid $worker (" "the killed job's worker is named"
 expect_contains "$leftovers" "its gpupin job is gone" "why: its job is gone"
 expect_eq "$(jq -r '.findings[] | select(.check == "leases") | .evidence' <<<"$OUT" | cut -c1-18)" \
   "1 expired lease(s)" "the dead job's lease is expired"
-expect_contains "$leftovers" "end yours: kill " "the fix says how to end them"
+expect_contains "$leftovers" "end yours: gpupin ps --leftovers --kill, or by hand: kill " "the fix says how to end them"
 # A subreaper (some container inits) adopts orphans instead of init.
 if [[ $orphan_ppid == 1 ]]; then
   expect_contains "$leftovers" "pid $orphan (" "the orphan is named"
