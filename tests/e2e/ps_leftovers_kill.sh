@@ -105,7 +105,20 @@ expect_eq "$STATUS" 0 "nothing left to end"
 expect_contains "$OUT" "no leftover GPU process of yours to end" "says so"
 expect_contains "$OUT" "leaving pid $foreign" "nobody's still listed"
 
-kill "$live_worker" "$pinned_worker" "$foreign" 2>/dev/null || true
+# Another user's leftover: root ends it only when asked with --all-users,
+# which nobody else may ask.
+run_status "${AS_NOBODY[@]}" "$GPUPIN" ps --leftovers --kill --yes --all-users
+expect_eq "$STATUS" 2 "--all-users as nobody"
+expect_contains "$ERR" "only root may end other users' processes" "says why"
+alive "$foreign" || fail "nobody's leftover ended by its refused --all-users"
+run_status "$GPUPIN" ps --leftovers --kill --yes --all-users
+expect_eq "$STATUS" 0 "root's --all-users"
+expect_contains "$OUT" "ended pid $foreign by SIGTERM: 5G freed on GPU 2" "nobody's leftover, ended"
+alive "$foreign" && fail "nobody's leftover $foreign still runs"
+alive "$live_worker" || fail "--all-users ended the live job's process"
+alive "$pinned_worker" || fail "--all-users ended the pinned Python program"
+
+kill "$live_worker" "$pinned_worker" 2>/dev/null || true
 kill "$pinned" 2>/dev/null || true
 wait
 echo PASS

@@ -12,6 +12,20 @@ expect_contains "$ERR" "not verified: the command ended before it used a GPU" "a
 run_status "$GPUPIN" "${SIM[@]}" --json run --verify --only 1 -- "$WORKLOAD" --seconds 0.5
 expect_eq "$(grep '"event":"verify"' <<<"$ERR" | jq -r .outcome)" verified "a job on its card, in JSON"
 
+# A job on card 0 whatever it was given (CUDA_VISIBLE_DEVICES set after CUDA
+# started, as the workload's --gpus simulates): --verify says so and lets it
+# run on; --stop-on-mismatch ends it and fails.
+run_status "$GPUPIN" "${SIM[@]}" run --verify --only 1 -- "$WORKLOAD" --seconds 0.5 --gpus 0
+expect_eq "$STATUS" 0 "--verify alone: the job's status"
+expect_contains "$ERR" "MISMATCH: the job runs on GPU 0" "where the job runs"
+started=$(now_ms)
+run_status "$GPUPIN" "${SIM[@]}" --json run --stop-on-mismatch --only 1 -- "$WORKLOAD" --seconds 60 --gpus 0
+expect_eq "$STATUS" 1 "--stop-on-mismatch: gpupin's status"
+expect_eq "$(grep '"event":"verify"' <<<"$ERR" | jq -c '[.outcome, .stopped]')" '["mismatch",true]' \
+  "the JSON verify event"
+expect_contains "$ERR" "stopped the job (--stop-on-mismatch)" "says it stopped the job"
+(($(now_ms) - started < 30000)) || fail "the job ran on instead of being ended"
+
 # env: the exports carry the decision; the lease lives with the shell.
 sleep 30 &
 shell_pid=$!
