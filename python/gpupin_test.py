@@ -108,6 +108,9 @@ class SimulatedServer(unittest.TestCase):
     def lease_holders(self) -> list[int]:
         return [lease["pid"] for lease in self.gpupin_json("leases")["leases"]]
 
+    def lease_commands(self) -> list[str]:
+        return [lease["command"] for lease in self.gpupin_json("leases")["leases"]]
+
 
 class PinTest(SimulatedServer):
     def test_variables_reach_a_cuda_program_the_process_starts(self) -> None:
@@ -188,6 +191,8 @@ class PinTest(SimulatedServer):
         child = self.python_holding("import sys, gpupin\nprint(gpupin.pin(only=2)[0].index)")
         self.assertEqual(child.stdout.readline().strip(), "2")
         self.assertEqual(self.lease_holders(), [child.pid])
+        self.assertTrue(self.lease_commands()[0].startswith(f"{sys.executable} -c import sys, gpupin"),
+                        "the lease names the program that holds it")
         child.send_signal(signal.SIGKILL)
         child.wait()
         again = self.python("import gpupin\nprint(gpupin.pin(only=2)[0].index)")

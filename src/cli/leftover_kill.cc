@@ -44,6 +44,7 @@ Result<bool> Confirmed(size_t count) {
                      "ps --kill: no terminal to confirm on; add --yes to end them without "
                      "asking (--dry-run shows what it would do)");
   }
+  std::fflush(stdout);  // the list the question is about comes first
   std::fprintf(stderr, "End %zu process%s? [y/N] ", count, count == 1 ? "" : "es");
   std::fflush(stderr);
   char answer[16] = {};
