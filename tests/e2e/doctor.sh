@@ -76,10 +76,10 @@ CUDA_DEVICE_ORDER=PCI_BUS_ID run_status "$GPUPIN" "${MIXED[@]}" doctor --probe
 grep -Eq '^device_order +ok ' <<<"$OUT" || fail "device_order ok under PCI_BUS_ID: $OUT"
 grep -Eq '^cuda_probe +ok ' <<<"$OUT" || fail "cuda_probe ok under PCI_BUS_ID: $OUT"
 
-# Leftovers: a worker whose gpupin job (the lease holder) was killed, and a
-# process whose parent is init.
+# Leftovers: a worker on two GPUs whose gpupin job (the lease holder) was
+# killed, and a process whose parent is init.
 export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
-"$GPUPIN" "${SIM[@]}" -q run -- bash -c '"$0" --seconds 60 --name worker --log "$1" & wait' \
+"$GPUPIN" "${SIM[@]}" -q run --count 2 -- bash -c '"$0" --seconds 60 --name worker --log "$1" & wait' \
   "$WORKLOAD" "$TEST_TMP/log" &
 runner=$!
 bash -c 'CUDA_VISIBLE_DEVICES=3 "$0" --seconds 60 --name orphan --log "$1" &' "$WORKLOAD" "$TEST_TMP/log"
@@ -98,6 +98,9 @@ expect_eq "$STATUS" 0 "leftovers only warn"
 leftovers=$(jq -r '.findings[] | select(.check == "leftovers") | .verdict + ": " + .evidence + " / " + .fix' <<<"$OUT")
 expect_contains "$leftovers" "warn: " "leftovers warn"
 expect_contains "$leftovers" "pid $worker (" "the killed job's worker is named"
+expect_eq "$(grep -o "pid $worker (" <<<"$leftovers" | wc -l)" 1 "the worker on two GPUs, named once"
+expect_contains "$leftovers" "holds 2G on GPUs " "with its memory on both"
+expect_eq "$(grep -ow "$worker" <<<"${leftovers#* / }" | wc -l)" 1 "the fix names its pid once"
 expect_contains "$leftovers" "its gpupin job is gone" "why: its job is gone"
 expect_eq "$(jq -r '.findings[] | select(.check == "leases") | .evidence' <<<"$OUT" | cut -c1-18)" \
   "1 expired lease(s)" "the dead job's lease is expired"
