@@ -22,6 +22,7 @@
 #include "cli/run.h"
 #include "cli/slurm.h"
 #include "cli/toml_config.h"
+#include "cli/version.h"
 #include "core/printable.h"
 #include "sys/interrupt.h"
 
@@ -161,7 +162,7 @@ int Dispatch(int argc, char** argv) {
 
   CLI::App app("gpupin: put programs on the right NVIDIA GPU of a shared server, and prove it",
                "gpupin");
-  app.set_version_flag("--version", "gpupin " GPUPIN_VERSION);
+  app.set_version_flag("--version", VersionLine(GPUPIN_VERSION, kGitDescribe));
   app.require_subcommand(0, 1);
   GlobalOptions globals;
   app.add_flag("--json", globals.json, "machine-readable output (documented schema)");

@@ -212,7 +212,7 @@ EntryResult Cut(DropReason reason, std::string detail) {
   return {EntryResult::Kind::kCut, {}, reason, std::move(detail)};
 }
 
-std::string Quoted(std::string_view token) { return "`" + std::string(token) + "`"; }
+std::string Quoted(std::string_view token) { return fmt::format("`{}`", token); }
 
 // Why a token that is neither a number nor a UUID is invalid, naming the
 // places where such values do mean something.
