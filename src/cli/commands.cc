@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include "cli/completion.h"
 #include "cli/docker.h"
 #include "cli/doctor.h"
 #include "cli/env.h"
@@ -119,6 +120,7 @@ const std::vector<CommandSpec>& AllCommands() {
       LeasesCommand(),
       ReleaseCommand(),
       SlurmCommand(),
+      CompletionCommand(),
       // clang-format on
   };
   return commands;

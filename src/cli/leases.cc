@@ -284,7 +284,8 @@ CommandSpec ReleaseCommand() {
   return {
       "release", "end your own leases and reservations (all, or the given ids)", [](CLI::App& app) {
         auto ids = std::make_shared<std::vector<std::string>>();
-        app.add_option("ids", *ids, "lease ids (a unique prefix is enough); default: all of yours");
+        app.add_option("ids", *ids, "lease ids (a unique prefix is enough); default: all of yours")
+            ->option_text("LEASE-ID ...");
         return [ids](World& world) { return Release(world, *ids); };
       }};
 }

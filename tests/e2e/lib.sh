@@ -261,3 +261,31 @@ nobody_sleeps() {
   SLEEPER=$!
   SLEEPER_START=$(awk '{ print $22 }' "/proc/$SLEEPER/stat")
 }
+
+# help_entries COMMAND SECTION: the first words of the entries of SECTION
+# ("Options", "Subcommands") in the --help of COMMAND ("" for gpupin itself,
+# "slurm gres"), one a line.
+help_entries() {
+  local -a words
+  read -ra words <<<"$1"
+  "$GPUPIN" "${words[@]}" --help |
+    awk -v section="$2:" '$0 == section { inside = 1; next }
+      /^[^ ]/ || /^$/ { inside = 0 }
+      inside && /^  [^ ]/ { print $1 }'
+}
+
+# help_commands: every command and nested command that --help lists, one a
+# line ("ls", "slurm", "slurm gres").
+help_commands() {
+  local command nested
+  for command in $(help_entries "" Subcommands); do
+    echo "$command"
+    for nested in $(help_entries "$command" Subcommands); do echo "$command $nested"; done
+  done
+}
+
+# help_options COMMAND: every option name in the --help of COMMAND ("" for
+# gpupin's own), one a line ("-n", "--count", "--near", "--no-near").
+help_options() {
+  help_entries "$1" Options | tr ',' '\n' | sed 's/{.*//'
+}
