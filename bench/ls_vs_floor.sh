@@ -25,9 +25,8 @@ bin=${GPUPIN_BENCH_BIN:-$root/build/release/bin}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-printf '# %s | %s | commit %s | %s CPUs | %s | load %s\n' "bench/ls_vs_floor.sh $runs ${scenarios[*]##*/}" \
-  "$(date -u +%FT%TZ)" "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-  "$(nproc)" "$(uname -sr)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+source "$root/bench/provenance.sh"
+provenance bench/ls_vs_floor.sh "$runs" "${scenarios[@]##*/}"
 
 # Microseconds of one run, from bash's own clock (no fork to measure).
 time_us() {

@@ -38,10 +38,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=${4:-8} from=${5:-main}
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
 source "$root/tests/e2e/lib.sh"
-printf '# bench/makespan.sh %s %s %s %s %s | %s | commit %s | %s CPUs | %s | load %s\n' \
-  "$jobs" "$seconds" "$pairs" "$cards" "$from" "$(date -u +%FT%TZ)" \
-  "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(nproc)" "$(uname -sr)" \
-  "$(cut -d' ' -f1-3 /proc/loadavg)"
+source "$root/bench/provenance.sh"
+provenance bench/makespan.sh "$jobs" "$seconds" "$pairs" "$cards" "$from"
 ((jobs % cards == 0)) || fail "JOBS must be a multiple of $cards"
 [[ $from == main || $from == submit ]] || fail "FROM is main or submit"
 case $cards in

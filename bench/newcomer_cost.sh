@@ -14,7 +14,8 @@ runs=${1:-100}
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
 source "$root/tests/e2e/lib.sh"
 command -v perf >/dev/null || fail "needs perf (Debian package linux-perf)"
-echo "reproduce: bench/newcomer_cost.sh $runs   ($(nproc) CPUs, $(uname -sr))"
+source "$root/bench/provenance.sh"
+provenance bench/newcomer_cost.sh $runs
 scenario="$EXAMPLES/dgx-h100.json"
 
 # The holders' jobs outlive a killed gpupin run (they hold the lease): they

@@ -21,7 +21,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 trials=${1:-50}
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
 source "$root/tests/e2e/lib.sh"
-echo "reproduce: bench/wakeup_latency.sh $trials   ($(nproc) CPUs, $(uname -sr))"
+source "$root/bench/provenance.sh"
+provenance bench/wakeup_latency.sh $trials
 
 scenario="$root/tests/e2e/fixtures/one-gpu.json"
 log="$TEST_TMP/workload.log"

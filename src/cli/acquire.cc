@@ -211,8 +211,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
 
   // Behind others in the queue a waiter neither asks NVML nor reads the
   // leases, and wakes only when the ticket just ahead of it goes (or its
-  // holder dies). When dozens waited, each change used to wake them all to
-  // do both, one after another under the lock: hand-offs took hundreds of ms.
+  // holder dies). Were dozens woken by each change to do both, one after
+  // another under the lock, hand-offs would take hundreds of ms.
   // The ticket ahead goes when it reached the head and got its cards, so a
   // waiter that wakes expects to choose: it asks NVML and /proc (milliseconds
   // of CPU) before taking the lock, where every gpupin waits, and chooses in

@@ -1,6 +1,6 @@
 // Choosing GPUs and recording the lease as one step under the state lock,
-// and waiting in the FIFO queue when nothing fits (PRODUCT.md, "Leases and
-// the state directory"). Shared by pick, run, env and docker.
+// and waiting in the FIFO queue when nothing fits (doc/state-dir.md).
+// Shared by pick, run, env and docker.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
-// The selection options shared by pick, run, env and docker (PRODUCT.md,
-// "The selection policy"), declared once so every command reads them alike.
+// The selection options shared by pick, run, env and docker (doc/policy.md),
+// declared once so every command reads them alike.
 #pragma once
 
 #include <CLI/CLI.hpp>

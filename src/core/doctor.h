@@ -1,4 +1,4 @@
-// The checks of `gpupin doctor` (PRODUCT.md): each problem of the machine and
+// The checks of `gpupin doctor` (doc/commands.md): each problem of the machine and
 // the caller's environment, with a verdict, one line of evidence and one line
 // of fix. Pure: cli/doctor gathers the facts (NVML, /proc, the state
 // directory, the Python files) and renders the findings.

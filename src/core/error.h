@@ -9,7 +9,7 @@
 
 namespace gpupin {
 
-// Documented in the README and PRODUCT.md; `run` exits with its child's status instead.
+// Documented in gpupin(1) and --help; `run` exits with its child's status instead.
 enum class ExitCode : int {
   kOk = 0,
   kError = 1,

@@ -1,7 +1,7 @@
 // Which GPUs a process really uses (NVML's process lists), set against the
 // cuda:N its environment makes visible: a GPU used but visible as no cuda:N
-// is the symptom of CUDA_VISIBLE_DEVICES set after CUDA initialised (PRODUCT.md,
-// problem 6). Pure: the inventory and the resolution come in as values.
+// is the symptom of CUDA_VISIBLE_DEVICES set after CUDA initialised (doctor,
+// in doc/commands.md). Pure: the inventory and the resolution come in as values.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The environment a job starts with: which GPUs it sees and, for a shared
 // card, the framework settings that stop a job from taking the whole card
-// (PRODUCT.md, "Sharing a card safely").
+// (doc/policy.md, shared cards).
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 #include "core/topology.h"
 #include "core/units.h"
 
-// Decisions this file makes where PRODUCT.md is silent (each one tested):
+// Decisions this file makes beyond doc/policy.md (each one tested):
 //
 // - A process on a card does not by itself make it busy: --max-used and
 //   --max-util decide, so a 300 MiB foreign process under the 1 GiB threshold

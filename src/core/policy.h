@@ -1,4 +1,4 @@
-// The selection policy (PRODUCT.md, "The selection policy"): which GPUs a
+// The selection policy (doc/policy.md): which GPUs a
 // request gets, and for every card why it was taken or passed over. Pure:
 // devices, leases, process owners and the caller arrive as values.
 #pragma once

@@ -694,7 +694,7 @@ INSTANTIATE_TEST_SUITE_P(
         NearCase{"UnknownTopology", [] { return IdleBox(4); }, 1, 2, true, {}, {1, 3}, ""}),
     [](const auto& test) { return test.param.name; });
 
-// The audit's case: 80G+10G under one switch, 79G+79G under another. A job
+// 80G+10G under one switch, 79G+79G under another. A job
 // spread over two cards runs at the pace of its smaller one.
 TEST(PolicyNearTest, TheWeakestCardDecidesAmongEquallyCloseSets) {
   PolicyInput input = TwoNumaBox();

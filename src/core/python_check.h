@@ -1,5 +1,5 @@
-// The static Python check of `gpupin doctor FILE.py…` (PRODUCT.md, problem
-// 6): CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER set after a framework that
+// The static Python check of `gpupin doctor FILE.py…` (doc/commands.md,
+// doctor): CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER set after a framework that
 // may already have initialised CUDA was imported, and nn.DataParallel
 // without device_ids. Works on tokens (core/python_tokenizer), so strings,
 // comments and docstrings never count. Pure: files arrive as text, and the

@@ -1,4 +1,4 @@
-// gres.conf lines for this node's GPUs (PRODUCT.md, `gpupin slurm gres`),
+// gres.conf lines for this node's GPUs (`gpupin slurm gres`),
 // so that a lab moving to Slurm starts from what NVML says rather than from
 // guesses about /dev/nvidiaN numbering.
 #pragma once

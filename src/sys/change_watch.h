@@ -1,5 +1,5 @@
 // Waking a waiter when something it waits for may have changed
-// (PRODUCT.md: "wake within milliseconds when a lease ends"): inotify on the
+// (waiters wake within milliseconds when a lease ends): inotify on the
 // state directories, a pidfd for every watched process (lease holders,
 // foreign GPU processes), and a timeout for what cannot be watched. One
 // poll() over all of them.

@@ -1,7 +1,7 @@
 # A gpupin inside a gpupin job (a script run by `gpupin run`, or a shell
 # after `eval "$(gpupin env)"`) is served from the job's own cards and never
-# queues: it used to wait for ever on its own job's lease, at the head of the
-# queue, holding up every other user.
+# queues: otherwise it would wait for ever on its own job's lease, at the
+# head of the queue, holding up every other user.
 source "$(dirname "$0")/lib.sh"
 export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
 SIM=(--simulate "$GPUPIN_SIM_SCENARIO")

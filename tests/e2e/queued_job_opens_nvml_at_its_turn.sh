@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A job that queues behind others opens NVML only once it is next in line
 # (the real nvmlInit takes tens of milliseconds, and 64 jobs submitted at
-# once used to pay it together while the first ones were starting). Seen
+# once would otherwise pay it together while the first ones start). Seen
 # from outside with an NVML library that cannot be loaded: third in the
 # queue, the job waits instead of failing at once; next in line, it fails
 # with NVML's error and exit status 4, and leaves no ticket behind.

@@ -1,6 +1,6 @@
 // Our own declarations of the part of NVML's C ABI that gpupin uses. No
 // NVIDIA header is available on our build machines, so layouts are written
-// from the documented ABI (shared/reference/cuda-nvml-facts.md §5, measured
+// from the documented ABI (doc/nvidia-facts.md, "NVML ABI", measured
 // against nvml.h 13.3 on x86-64 LP64) and pinned by the static_asserts below.
 // Both the loader (sys/nvml) and the simulated library (sim/) use this file:
 // a layout mistake here would be shared, which is why the offsets are asserted
