@@ -225,10 +225,14 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
     return MakeError(ExitCode::kUsage,
                      fmt::format("{} but this machine has {}", asked, exclusions.size()));
   }
-  if (static_cast<size_t>(remaining_after(Excluded::kNotAllowed)) < wanted) {
+  if (const auto allowed = remaining_after(Excluded::kNotAllowed);
+      static_cast<size_t>(allowed) < wanted) {
     return MakeError(ExitCode::kUsage,
-                     fmt::format("{} but only {} are in your allocation, {}", asked,
-                                 remaining_after(Excluded::kNotAllowed), allowed_by));
+                     fmt::format("{} but {} in your allocation, {}", asked,
+                                 allowed == 0   ? "no GPU is"
+                                 : allowed == 1 ? "only 1 is"
+                                                : fmt::format("only {} are", allowed),
+                                 allowed_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kExcluded)) < wanted) {
     // Cards --only names may exist and be free, yet lie outside the allocation.

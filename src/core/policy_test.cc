@@ -901,6 +901,13 @@ INSTANTIATE_TEST_SUITE_P(
                     in.allowed_by = "CUDA_VISIBLE_DEVICES=1,5";
                   },
                   "asked for 3 GPUs but only 2 are in your allocation, CUDA_VISIBLE_DEVICES=1,5"},
+        UsageCase{"MoreThanTheOneAllowed",
+                  [](PolicyInput& in) {
+                    in.request.count = 2;
+                    in.allowed_gpu_indices = std::vector<uint32_t>{5};
+                    in.allowed_by = "CUDA_VISIBLE_DEVICES=5";
+                  },
+                  "asked for 2 GPUs but only 1 is in your allocation, CUDA_VISIBLE_DEVICES=5"},
         UsageCase{"MoreThanOnlyLeaves",
                   [](PolicyInput& in) {
                     in.request.count = 2;

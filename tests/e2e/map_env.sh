@@ -78,6 +78,6 @@ expect_eq "$STATUS" 2 "--env with --pid status"
 # see how.
 CUDA_VISIBLE_DEVICES=2,2 run_status "$GPUPIN" "${SIM[@]}" pick
 expect_eq "$STATUS" 2 "pick inside a repeated device"
-expect_contains "$ERR" "only 0 are in your allocation, CUDA_VISIBLE_DEVICES=2,2, which CUDA reads only in part (gpupin map says how)" "pick names the cut"
+expect_contains "$ERR" "no GPU is in your allocation, CUDA_VISIBLE_DEVICES=2,2, which CUDA reads only in part (gpupin map says how)" "pick names the cut"
 CUDA_VISIBLE_DEVICES=1-3 run_status "$GPUPIN" "${SIM[@]}" pick -n 2
-expect_contains "$ERR" "only 1 are in your allocation, CUDA_VISIBLE_DEVICES=1-3, which CUDA reads only in part" "pick names a range"
+expect_contains "$ERR" "only 1 is in your allocation, CUDA_VISIBLE_DEVICES=1-3, which CUDA reads only in part" "pick names a range"
