@@ -104,6 +104,48 @@ void AddGlobalOptionsReminder(CLI::App& command) {
   for (CLI::App* nested : command.get_subcommands({})) AddGlobalOptionsReminder(*nested);
 }
 
+// Help without CLI11's notation for a negated flag (`--near, --no-near{false}`).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* option, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(option, is_positional);
+    for (size_t open = name.find('{'); open != std::string::npos; open = name.find('{', open)) {
+      const size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close - open + 1);
+    }
+    return name;
+  }
+};
+
+// The names an option of `command` (or a global one) can be typed with:
+// "-n", "--count".
+std::vector<std::string> OptionNames(const CLI::App& app, const CLI::App* command) {
+  std::vector<std::string> names;
+  for (const CLI::App* owner : {&app, command}) {
+    if (owner == nullptr) continue;
+    for (const CLI::Option* option : owner->get_options()) {
+      for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+      for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    }
+  }
+  return names;
+}
+
+// An option given more times than it takes, in gpupin's words rather than
+// CLI11's ("--state-dir: At Most 1 required but received 2").
+std::optional<std::string> RepeatedOption(const CLI::App& app, const CLI::App* command) {
+  for (const CLI::App* owner : {&app, command}) {
+    if (owner == nullptr) continue;
+    for (const CLI::Option* option : owner->get_options()) {
+      const int most = option->get_items_expected_max();
+      if (most > 0 && option->count() > static_cast<size_t>(most) && !option->get_lnames().empty())
+        return "--" + option->get_lnames().front();
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const std::vector<CommandSpec>& AllCommands() {
@@ -164,6 +206,7 @@ int Dispatch(int argc, char** argv) {
 
   CLI::App app("gpupin: put programs on the right NVIDIA GPU of a shared server, and prove it",
                "gpupin");
+  app.formatter(std::make_shared<HelpFormatter>());
   app.set_version_flag("--version", VersionLine(GPUPIN_VERSION, kGitDescribe));
   app.require_subcommand(0, 1);
   GlobalOptions globals;
@@ -278,7 +321,23 @@ int Dispatch(int argc, char** argv) {
   } catch (const CLI::ConfigError& e) {
     return PrintError(MakeError(ExitCode::kUsage, e.what()));
   } catch (const CLI::ExtrasError&) {
-    const std::string extras = fmt::format("'{}'", fmt::join(app.remaining(true), " "));
+    const std::vector<std::string> remaining = app.remaining(true);
+    const std::vector<CLI::App*> chosen = app.get_subcommands();
+    const CLI::App* command = chosen.empty() ? nullptr : chosen.front();
+    // `leases --al`: a mistyped option gets a suggestion as a command does.
+    if (!remaining.empty() && remaining.front().starts_with("-") && remaining.front() != "-") {
+      const std::string typed = remaining.front().substr(0, remaining.front().find('='));
+      const std::string suggestion = SuggestCommand(typed, OptionNames(app, command));
+      const std::string where =
+          command ? fmt::format("gpupin {}", command->get_name()) : std::string("gpupin");
+      return PrintError(MakeError(
+          ExitCode::kUsage,
+          suggestion.empty()
+              ? fmt::format("unknown option '{}' of '{}'; see {} --help", typed, where, where)
+              : fmt::format("unknown option '{}' of '{}'; did you mean '{}'?", typed, where,
+                            suggestion)));
+    }
+    const std::string extras = fmt::format("'{}'", fmt::join(remaining, " "));
     // `gpupin run python train.py`: the separator forgotten.
     if (runs_command) {
       const bool run = app.get_subcommands().front()->get_name() == "run";
@@ -290,6 +349,14 @@ int Dispatch(int argc, char** argv) {
     }
     return PrintError(
         MakeError(ExitCode::kUsage, fmt::format("unexpected {}; see gpupin --help", extras)));
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::vector<CLI::App*> chosen = app.get_subcommands();
+    if (std::optional<std::string> repeated =
+            RepeatedOption(app, chosen.empty() ? nullptr : chosen.front())) {
+      return PrintError(MakeError(ExitCode::kUsage,
+                                  fmt::format("{} given more than once; give it once", *repeated)));
+    }
+    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   } catch (const CLI::ParseError& e) {
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   }

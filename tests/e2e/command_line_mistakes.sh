@@ -47,6 +47,27 @@ run_status "$GPUPIN" "${SIM[@]}" docker run image
 expect_eq "$STATUS" 2 "docker without --"
 expect_contains "$ERR" "gpupin docker -- run" "docker without --"
 
+# A mistyped option gets a suggestion, as a mistyped command does; global
+# options count after a command too.
+for case in "leases --al|unknown option '--al' of 'gpupin leases'; did you mean '--all'?" \
+  "run --wiat -- true|unknown option '--wiat' of 'gpupin run'; did you mean '--wait'?" \
+  "ls --jsno|unknown option '--jsno' of 'gpupin ls'; did you mean '--json'?" \
+  "pick --prefer=free --near=true --explian|unknown option '--explian' of 'gpupin pick'; did you mean '--explain'?" \
+  "ls --frobnicate|unknown option '--frobnicate' of 'gpupin ls'; see gpupin ls --help"; do
+  read -ra args <<<"${case%%|*}"
+  run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
+  expect_eq "$STATUS" 2 "gpupin ${case%%|*}"
+  expect_eq "$ERR" "gpupin: ${case#*|}" "gpupin ${case%%|*}"
+done
+# An option given twice, in gpupin's words.
+run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/a" ls --state-dir "$TEST_TMP/b"
+expect_eq "$STATUS" 2 "--state-dir twice"
+expect_eq "$ERR" "gpupin: --state-dir given more than once; give it once" "--state-dir twice"
+# Help shows a negated flag as it is typed.
+run_status "$GPUPIN" pick --help
+expect_contains "$OUT" "--near,--no-near " "pick --help"
+[[ $OUT != *"{false}"* ]] || fail "pick --help shows CLI11's {false}: $OUT"
+
 # A command with commands of its own.
 run_status "$GPUPIN" "${SIM[@]}" slurm gress
 expect_eq "$STATUS" 2 "slurm gress"
