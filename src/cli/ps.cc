@@ -143,7 +143,10 @@ Result<int> Ps(World& world, const PsOptions& options) {
         row.lease_id ? row.lease_id->substr(0, row.lease_id->find('-', row.lease_id->find('-') + 1))
                      : "-";
     std::string container = row.container_id ? row.container_id->substr(0, 12) : "-";
-    std::string command = row.visible ? Printable(row.command) : "(not in this PID namespace)";
+    // The example servers' processes have made-up pids, not another namespace's.
+    std::string command = row.visible            ? Printable(row.command)
+                          : inventory->simulated ? "(simulated process)"
+                                                 : "(not in this PID namespace)";
     if (options.leftovers) {
       table.AddRow({gpu, std::to_string(row.process.pid), Printable(row.user), memory,
                     Elapsed(row.elapsed_seconds), job, container, *row.leftover_reason, command});
@@ -157,7 +160,7 @@ Result<int> Ps(World& world, const PsOptions& options) {
   } else {
     std::fputs(table.Render().c_str(), stdout);
   }
-  if (invisible > 0 && invisible == rows.size() && !options.leftovers) {
+  if (invisible > 0 && invisible == rows.size() && !options.leftovers && !inventory->simulated) {
     world.Note(fmt::format(
         "NVML reports {} process{} whose PIDs are not in this PID namespace (inside a container?): "
         "NVML gives "

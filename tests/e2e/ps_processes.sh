@@ -8,6 +8,13 @@ export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
 run_status "$GPUPIN" "${SIM[@]}" ps
 expect_contains "$OUT" "no processes on any GPU" "idle server"
 
+# The example servers' own processes have made-up pids: ps says they are
+# simulated, and does not send a newcomer looking for a container.
+run_status "$GPUPIN" --simulate "$EXAMPLES/lab-8gpu.json" ps
+expect_eq "$STATUS" 0 "ps on the lab example"
+expect_contains "$OUT" "(simulated process)" "the lab example's processes"
+[[ $ERR != *"PID namespace"* ]] || fail "ps on an example server speaks of PID namespaces: $ERR"
+
 # Long enough for a loaded machine; killed at the end.
 "$GPUPIN" -q "${SIM[@]}" run --only 0 -- "$WORKLOAD" --seconds 60 &
 job=$!
