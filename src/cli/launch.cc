@@ -120,6 +120,17 @@ std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts) {
   return table.Render();
 }
 
+nlohmann::ordered_json VerdictsToJson(const std::vector<CardVerdict>& verdicts) {
+  nlohmann::ordered_json explained = nlohmann::ordered_json::array();
+  for (const CardVerdict& verdict : verdicts) {
+    explained.push_back({{"index", verdict.gpu_index},
+                         {"eligible", verdict.eligible},
+                         {"chosen", verdict.chosen},
+                         {"reason", verdict.reason}});
+  }
+  return explained;
+}
+
 nlohmann::ordered_json AcquiredToJson(const Acquired& acquired) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (uint32_t index : acquired.selection.chosen_gpu_indices) {
@@ -130,13 +141,7 @@ nlohmann::ordered_json AcquiredToJson(const Acquired& acquired) {
                     {"pci_bus_id", gpu.pci_bus_id},
                     {"memory_total_bytes", OrNull(gpu.memory_total_bytes)}});
   }
-  nlohmann::ordered_json explained = nlohmann::ordered_json::array();
-  for (const CardVerdict& verdict : acquired.selection.verdicts) {
-    explained.push_back({{"index", verdict.gpu_index},
-                         {"eligible", verdict.eligible},
-                         {"chosen", verdict.chosen},
-                         {"reason", verdict.reason}});
-  }
+  const nlohmann::ordered_json explained = VerdictsToJson(acquired.selection.verdicts);
   const Lease& lease = acquired.lease;
   return {{"schema_version", kJsonSchemaVersion},
           {"lease_id", lease.id},

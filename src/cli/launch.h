@@ -41,6 +41,9 @@ std::string DescribeChosen(const Acquired& acquired);
 // Per-card reasons, as `pick --explain` prints them.
 std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts);
 
+// Per-card reasons, as JSON: [{"index", "eligible", "chosen", "reason"}, …].
+nlohmann::ordered_json VerdictsToJson(const std::vector<CardVerdict>& verdicts);
+
 // JSON for the outcome of a choice: chosen GPUs and per-card verdicts.
 nlohmann::ordered_json AcquiredToJson(const Acquired& acquired);
 

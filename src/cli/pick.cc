@@ -8,6 +8,7 @@
 #include "cli/launch.h"
 #include "core/selection_output.h"
 #include "core/units.h"
+#include "out/inventory_json.h"
 #include "out/json_value.h"
 #include "sys/environment.h"
 
@@ -38,8 +39,17 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   std::vector<CardVerdict> verdicts;
   Result<Acquired> acquired = AcquireGpus(world, *request, &verdicts);
   if (!acquired.ok()) {
-    if (options.explain && !verdicts.empty() && !world.options().json)
+    // When nothing could be chosen the verdicts matter most: with --json
+    // they go to stdout with the reason, and the exit status stays.
+    if (world.options().json && !verdicts.empty()) {
+      const nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
+                                          {"error", acquired.error().message},
+                                          {"exit_code", static_cast<int>(acquired.error().code)},
+                                          {"verdicts", VerdictsToJson(verdicts)}};
+      std::printf("%s\n", JsonText(out).c_str());
+    } else if (options.explain && !verdicts.empty()) {
       std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
+    }
     return acquired.error();
   }
   std::optional<std::string> order;

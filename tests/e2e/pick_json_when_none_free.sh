@@ -1,0 +1,15 @@
+# pick --json that finds no GPU (exit 3) still prints its verdicts, with the
+# reason, as JSON on stdout: they matter most then.
+source "$(dirname "$0")/lib.sh"
+SIM=(--simulate "$EXAMPLES/lab-8gpu.json")
+
+run_status "$GPUPIN" "${SIM[@]}" --json pick -n 8
+expect_eq "$STATUS" 3 "8 cards asked, 2 of them busy"
+expect_eq "$(jq -r .exit_code <<<"$OUT")" 3 "exit_code in the JSON"
+expect_eq "$(jq '.verdicts | length' <<<"$OUT")" 8 "a verdict per card"
+expect_eq "$(jq '[.verdicts[] | select(.eligible)] | length' <<<"$OUT")" 6 "6 eligible cards"
+expect_eq "$(jq -r '.verdicts[] | select(.index == 2) | .reason' <<<"$OUT" | grep -c busy)" 1 "GPU 2 is busy"
+expect_contains "$(jq -r .error <<<"$OUT")" "8 GPUs asked, only 6 available" "the reason"
+expect_contains "$ERR" "8 GPUs asked, only 6 available" "and the usual line on stderr"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq '.leases | length')" 0 "nothing reserved"
+echo PASS
