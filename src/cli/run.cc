@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -141,6 +142,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
           [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
     }
   };
+  const auto started_at = std::chrono::steady_clock::now();
   Status started = child->Start(command, env);
   if (!started.ok()) {
     end_lease();
@@ -181,6 +183,21 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   }
   int status = child->Wait();
   end_lease();
+  if (world.options().json) {
+    const int signal = child->KilledBy();
+    const char* name = signal ? sigabbrev_np(signal) : nullptr;
+    nlohmann::ordered_json event = {
+        {"event", "end"},
+        {"lease_id", acquired->lease.id},
+        {"exit_status", status},
+        {"signal", signal == 0 ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(name ? fmt::format("SIG{}", name)
+                                                             : std::to_string(signal))},
+        {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started_at)
+                            .count()}};
+    std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
+  }
   return status;
 }
 

@@ -349,7 +349,10 @@ bool PendingChild::Ended() const {
 int PendingChild::Wait() {
   std::optional<int> status = Collect();
   if (!status) return 1;
-  if (WIFSIGNALED(*status)) return 128 + WTERMSIG(*status);
+  if (WIFSIGNALED(*status)) {
+    killed_by_ = WTERMSIG(*status);
+    return 128 + killed_by_;
+  }
   return WEXITSTATUS(*status);
 }
 

@@ -44,6 +44,10 @@ class PendingChild {
   // it: the exit code, or 128+signal.
   int Wait();
 
+  // After Wait: the signal that killed the child, or 0 when it exited
+  // (a status of 130 may be either).
+  int KilledBy() const { return killed_by_; }
+
  private:
   friend Result<PendingChild> CreatePendingChild();
   PendingChild(ProcessIdentity identity, int go_fd, int exec_error_fd,
@@ -57,6 +61,7 @@ class PendingChild {
   int go_fd_ = -1;
   int exec_error_fd_ = -1;
   bool forwarding_ = false;
+  int killed_by_ = 0;
   std::unique_ptr<ChildLaunch> launch_;  // shared with the child until it execs
 };
 
