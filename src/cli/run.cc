@@ -152,6 +152,23 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
                  Printable(command.front()).c_str());
     return 127;
   }
+  // The last JSON event: how the command ended, and after how long.
+  auto report_end = [&](int status) {
+    if (!world.options().json) return;
+    const int signal = child->KilledBy();
+    const char* name = signal ? sigabbrev_np(signal) : nullptr;
+    nlohmann::ordered_json event = {
+        {"event", "end"},
+        {"lease_id", acquired->lease.id},
+        {"exit_status", status},
+        {"signal", signal == 0 ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(name ? fmt::format("SIG{}", name)
+                                                             : std::to_string(signal))},
+        {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started_at)
+                            .count()}};
+    std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
+  };
   if (verify_given || options.stop_on_mismatch) {
     Verdict verdict = Verify(world, *acquired, *child, verify_ms);
     const bool stop = options.stop_on_mismatch && !verdict.gpu_pids.empty();
@@ -173,31 +190,18 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
           targets.push_back({static_cast<int>(pid), *start});
       }
       EndProcesses(world.procfs(), targets, kStopGraceMs);
-      child->Wait();
+      const int stopped = child->Wait();
       end_lease();
+      report_end(stopped);
       return MakeError(ExitCode::kError,
                        "stopped the job (--stop-on-mismatch): it ran on a GPU it was not given; "
                        "set CUDA_VISIBLE_DEVICES before CUDA initialises (gpupin doctor FILE.py "
                        "finds where)");
     }
   }
-  int status = child->Wait();
+  const int status = child->Wait();
   end_lease();
-  if (world.options().json) {
-    const int signal = child->KilledBy();
-    const char* name = signal ? sigabbrev_np(signal) : nullptr;
-    nlohmann::ordered_json event = {
-        {"event", "end"},
-        {"lease_id", acquired->lease.id},
-        {"exit_status", status},
-        {"signal", signal == 0 ? nlohmann::ordered_json(nullptr)
-                               : nlohmann::ordered_json(name ? fmt::format("SIG{}", name)
-                                                             : std::to_string(signal))},
-        {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - started_at)
-                            .count()}};
-    std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
-  }
+  report_end(status);
   return status;
 }
 
