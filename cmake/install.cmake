@@ -8,8 +8,15 @@ install(TARGETS gpupin_sim_nvml gpupin_sim_nvml_r470 gpupin_sim_nvml_legacy gpup
                 gpupin_sim_workload
         RUNTIME DESTINATION lib/gpupin
         LIBRARY DESTINATION lib/gpupin)
+# The simulated servers, and the worked examples in their folders (scripts
+# keep their modes).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gpupin/examples
-        FILES_MATCHING PATTERN "*.json")
+        USE_SOURCE_PERMISSIONS)
+# The Python module (python/gpupin.py, standard library only), where
+# Debian's python3 finds it under the /usr prefix.
+set(GPUPIN_PYTHON_DIR lib/python3/dist-packages CACHE STRING
+    "where gpupin.py is installed, relative to the prefix")
+install(FILES ${PROJECT_SOURCE_DIR}/python/gpupin.py DESTINATION ${GPUPIN_PYTHON_DIR})
 install(FILES ${GPUPIN_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 file(GLOB gpupin_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/doc/*.md)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${gpupin_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})

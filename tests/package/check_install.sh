@@ -69,6 +69,8 @@ completion=$(bash --norc --noprofile -c '
 [[ -f /usr/share/zsh/vendor-completions/_gpupin && -f /usr/share/fish/vendor_completions.d/gpupin.fish ]] ||
   fail "the zsh and fish completions are not installed"
 [[ -f /usr/lib/tmpfiles.d/gpupin.conf ]] || fail "no /usr/lib/tmpfiles.d/gpupin.conf"
+/usr/bin/python3 -c 'import gpupin' || fail "Debian's python3 cannot import the installed gpupin module"
+[[ -x /usr/share/gpupin/examples/shell/sweep.sh ]] || fail "the worked examples are not installed"
 
 workload=/usr/lib/gpupin/gpupin-sim-workload
 if command -v systemd-tmpfiles >/dev/null && ((state_existed == 0)); then
