@@ -1,6 +1,7 @@
 #include "cli/acquire.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,11 +14,13 @@
 #include "cli/machine_state.h"
 #include "core/cuda_visible.h"
 #include "core/printable.h"
+#include "core/queue_decision.h"
 #include "core/time_format.h"
 #include "sys/change_watch.h"
 #include "sys/environment.h"
 #include "sys/interrupt.h"
 #include "sys/lease_store.h"
+#include "sys/user_groups.h"
 
 namespace gpupin {
 namespace {
@@ -39,16 +42,6 @@ constexpr std::chrono::milliseconds kReservationPoll{200};
 // up tries to take its ticket out of the queue.
 constexpr std::chrono::milliseconds kLockPatience{10000};
 constexpr std::chrono::milliseconds kLockGiveUp{200};
-
-std::string Ordinal(size_t n) {
-  const char* suffix = "th";
-  if (n % 100 < 11 || n % 100 > 13) {
-    if (n % 10 == 1) suffix = "st";
-    if (n % 10 == 2) suffix = "nd";
-    if (n % 10 == 3) suffix = "rd";
-  }
-  return fmt::format("{}{}", n, suffix);
-}
 
 // The queue position on stderr: a line rewritten in place on a terminal,
 // one line per change otherwise.
@@ -91,6 +84,7 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_
   ticket.request =
       fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
                   request.request.mem_bytes ? " shared" : "");
+  ticket.count = request.request.count;
   ticket.created_unix_ms = now_unix_ms;
   return ticket;
 }
@@ -150,10 +144,36 @@ struct Look {
   bool RecentEnough() const { return Clock::now() - taken < kRecent; }
 };
 
-// What blocks the cards, without the policy's advice to use --wait: the
-// waiter already does.
-std::string Blockers(const std::string& refusal) {
-  return refusal.substr(0, refusal.rfind("; use --wait"));
+// Whether who holds how many cards can change the order: under fair share
+// with more than one user in line, or with a per-user cap.
+bool HoldingsMatter(const TurnInput& turn, const HouseRules& rules) {
+  auto capped = [](const Caps& caps) { return caps.max_gpus_per_user.has_value(); };
+  if (capped(rules.caps) ||
+      std::any_of(rules.user_caps.begin(), rules.user_caps.end(),
+                  [&](const auto& entry) { return capped(entry.second); }) ||
+      std::any_of(rules.group_caps.begin(), rules.group_caps.end(),
+                  [&](const auto& entry) { return capped(entry.second); })) {
+    return true;
+  }
+  return rules.queue == QueueOrder::kFair &&
+         std::any_of(turn.waiting.begin(), turn.waiting.end(),
+                     [&](const QueueTicket& ticket) { return ticket.uid != turn.uid; });
+}
+
+// The leases that count as held, read without a look at the cards: one
+// whose holder is gone is not, but every reservation is, since its job
+// (a process on its cards) cannot be seen without the look.
+std::vector<Lease> HeldWithoutLook(std::vector<Lease> leases, const LivenessFacts& facts) {
+  std::erase_if(leases, [&](const Lease& lease) {
+    return !lease.is_reservation() && EvaluateLease(lease, facts) != LeaseState::kLive;
+  });
+  return leases;
+}
+
+// "reserved = [\"3\"] in /etc/gpupin/config.toml", as reasons name the rule.
+std::string ReservedRule(const HouseRules& rules) {
+  return fmt::format("reserved = [\"{}\"] in {}", fmt::join(rules.reserved, "\", \""),
+                     rules.file.empty() ? "the admin config" : rules.file);
 }
 
 Error StoppedBy(int signal) {
@@ -209,10 +229,72 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   if (visibility.cuda_visible_devices)
     allowed_by = "CUDA_VISIBLE_DEVICES=" + *visibility.cuda_visible_devices;
 
-  // Behind others in the queue a waiter neither asks NVML nor reads the
-  // leases, and wakes only when the ticket just ahead of it goes (or its
-  // holder dies). Were dozens woken by each change to do both, one after
-  // another under the lock, hand-offs would take hundreds of ms.
+  const HouseRules& rules = world.rules();
+  // Each user's caps, as the rules set them for that user and their groups.
+  std::map<uint32_t, Caps> caps_by_uid;
+  auto caps_of = [&](uint32_t of) -> const Caps& {
+    auto [it, added] = caps_by_uid.try_emplace(of);
+    if (added) {
+      const std::string name = UserName(of);
+      const std::vector<std::string> groups = UserGroups(of);
+      it->second = {CapFor(rules, CapKind::kPerUser, name, groups).limit,
+                    CapFor(rules, CapKind::kPerJob, name, groups).limit};
+    }
+    return it->second;
+  };
+  const std::vector<std::string> own_groups = UserGroups(uid);
+  const AppliedCap own_per_user = CapFor(rules, CapKind::kPerUser, UserName(uid), own_groups);
+  const AppliedCap own_per_job = CapFor(rules, CapKind::kPerJob, UserName(uid), own_groups);
+  QueueRequest queue_request;
+  queue_request.request = request.request;
+  queue_request.wait = request.wait;
+  queue_request.holder = request.holder;
+  queue_request.uid = uid;
+  queue_request.user = UserName(uid);
+  queue_request.command = request.command;
+  queue_request.reservation_ttl_ms = request.reservation_ttl_ms;
+  // What the policy sees of one look at the cards.
+  auto make_policy_input = [&](const Inventory& inventory, const std::vector<Lease>& live,
+                               const GpuProcessFacts& processes, const Lease* job,
+                               int64_t now_unix_ms) {
+    PolicyInput input;
+    input.gpus = inventory.gpus;
+    input.topology = inventory.topology;
+    input.live_leases = live;
+    input.process_owners = processes.owners;
+    input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
+                    request.shell};
+    const Allowance allowance = AllowedGpus(inventory, visibility);
+    input.allowed_gpu_indices = allowance.gpu_indices;
+    if (allowance.order_guessed && !guess_noted) {
+      world.Note(fmt::format(
+          "{} counts in CUDA's FASTEST_FIRST order, which gpupin can only guess on mixed GPU "
+          "models: the cards it allows may not be the ones meant; set "
+          "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs (gpupin map --probe asks the driver)",
+          *allowed_by));
+      guess_noted = true;
+    }
+    if (allowed_by) {
+      input.allowed_by =
+          *allowed_by +
+          (allowance.read_in_part ? ", which CUDA reads only in part (gpupin map says how)" : "");
+    }
+    if (job) {
+      input.allowed_gpu_indices = JobGpuIndices(inventory, *job, input.allowed_gpu_indices);
+      input.allowed_by = "job " + job->id + " (GPUPIN_LEASE_ID)";
+    }
+    input.request = request.request;
+    input.reserved = rules.reserved;
+    input.reserved_by = ReservedRule(rules);
+    input.now_unix_ms = now_unix_ms;
+    return input;
+  };
+
+  // Behind others in the queue a waiter does not ask NVML, and wakes only
+  // when the ticket it waits behind goes (or its holder dies), or, where
+  // holdings decide the order, when the leases change. Were dozens woken by
+  // each change to do both, one after another under the lock, hand-offs
+  // would take hundreds of ms.
   // The ticket ahead goes when it reached the head and got its cards, so a
   // waiter that wakes expects to choose: it asks NVML and /proc (milliseconds
   // of CPU) before taking the lock, where every gpupin waits, and chooses in
@@ -249,7 +331,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     want_snapshot = true;
     look_again = false;
     LivenessFacts facts = MakeLivenessFacts(inventory ? *inventory : Inventory{}, procfs);
-    std::optional<QueueTicket> ahead;  // the ticket just ahead of ours, while we are not the head
+    bool behind = false;               // others go before us
+    std::optional<QueueTicket> ahead;  // the ticket we wait to see go, while behind
     size_t waiters_ahead = 0;
     std::optional<Acquired> acquired;
     std::optional<Error> refusal;
@@ -272,8 +355,6 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       // env)"`), a request is served from the job's own cards and never
       // queues: behind others who wait for those very cards, held until the
       // job ends, it would wait for ever, and hold up the queue meanwhile.
-      // Read once per transaction: here inside a job, else only once the
-      // queue lets us choose (waiters behind others never read them).
       std::optional<std::vector<Lease>> live;
       const Lease* job = nullptr;  // the lease of the job we run in, once verified
       if (claimed_job && inventory) {
@@ -281,120 +362,89 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         job = JobOfProcess(getpid(), claimed_job, *live,
                            [&procfs](int pid) { return procfs.ParentOf(pid); });
       }
-      Result<QueuePlace> place = txn.PlaceInQueue(ticket, facts, stopped);
-      if (!place.ok()) return place.error();
-      // First come, first served: while others wait, a newcomer queues behind
-      // them (or, without --wait, is refused) even if a card is free now.
-      if (place->just_ahead && !job) {
-        if (!ticket && !request.wait) {
-          refusal = MakeError(
-              ExitCode::kNoGpu,
-              fmt::format("{} job{} already waiting for GPUs (first: {}, {}); use --wait to queue "
-                          "behind them",
-                          place->ahead, place->ahead == 1 ? " is" : "s are", place->head->user,
-                          place->head->request));
-          return Ok{};
+      DecisionInput input;
+      input.request = queue_request;
+      input.request.lease_id = NewRecordId(request.holder);
+      if (job) input.job_lease_id = job->id;
+      input.have_ticket = ticket.has_value();
+      input.fresh_look = fresh_look;
+      input.ever_servable = ever_servable;
+      input.caps = {own_per_user.limit, own_per_job.limit};
+      input.per_user_rule = DescribeCap(rules, own_per_user);
+      input.per_job_rule = DescribeCap(rules, own_per_job);
+      if (!job) {
+        Result<std::vector<QueueTicket>> waiting = txn.WaitingTickets(ticket, facts, stopped);
+        if (!waiting.ok()) return waiting.error();
+        input.turn.order = rules.queue;
+        input.turn.waiting = std::move(*waiting);
+        if (ticket) input.turn.mine = ticket->id;
+        input.turn.uid = uid;
+        input.turn.count = request.request.count;
+        input.turn.caps[uid] = input.caps;
+        for (const QueueTicket& waiting_ticket : input.turn.waiting)
+          input.turn.caps[waiting_ticket.uid] = caps_of(waiting_ticket.uid);
+        // Holdings decide the order only when they can change it: with fair
+        // share among several users, or a cap. Read without a look, the
+        // leases are not pruned: a reservation whose job runs would look dead.
+        if (HoldingsMatter(input.turn, rules)) {
+          if (inventory && !live) live = txn.LiveLeases(facts);
+          input.turn.held =
+              CardsHeldByUser(live ? *live : HeldWithoutLook(txn.ReadLeases(), facts));
         }
-        if (Status joined = join_queue(txn); !joined.ok()) return joined;
-        ahead = place->just_ahead;
-        waiters_ahead = place->ahead;
-        watched.push_back(ahead->holder);
-        if (ahead->waiter) watched.push_back(*ahead->waiter);
-        const std::string place_text =
-            fmt::format("{} in queue ({} ahead: {}, {})", Ordinal(place->ahead + 1), place->ahead,
-                        place->head->user, place->head->request);
-        why_waiting = "still " + place_text;
-        waiting_text = "waiting: " + place_text;
-        return Ok{};
       }
-      if (!inventory) return Ok{};  // free to choose, without a snapshot: take one first
-      if (!live) live = txn.LiveLeases(facts);
-      for (const Lease& lease : *live) {
-        watched.push_back(lease.holder);
-        // A reservation also ends when its job's process appears on the card
-        // or at its deadline: neither is an event, so look again soon. Soon:
-        // only a look while the job runs sees it, and a job shorter than the
-        // poll would otherwise leave its card reserved until the deadline.
-        if (lease.is_reservation()) reserved = true;
-      }
-      AttributeToLeases(*processes, *live, [&procfs](int pid) { return procfs.ParentOf(pid); });
-      watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
-      unwatchable = unwatchable || processes->unwatchable;
-      PolicyInput input;
-      input.gpus = inventory->gpus;
-      input.topology = inventory->topology;
-      input.live_leases = *live;
-      input.process_owners = processes->owners;
-      input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
-                      request.shell};
-      const Allowance allowance = AllowedGpus(*inventory, visibility);
-      input.allowed_gpu_indices = allowance.gpu_indices;
-      if (allowance.order_guessed && !guess_noted) {
-        world.Note(fmt::format(
-            "{} counts in CUDA's FASTEST_FIRST order, which gpupin can only guess on mixed GPU "
-            "models: the cards it allows may not be the ones meant; set "
-            "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs (gpupin map --probe asks the driver)",
-            *allowed_by));
-        guess_noted = true;
-      }
-      if (allowed_by) {
-        input.allowed_by =
-            *allowed_by +
-            (allowance.read_in_part ? ", which CUDA reads only in part (gpupin map says how)" : "");
-      }
-      if (job) {
-        input.allowed_gpu_indices = JobGpuIndices(*inventory, *job, input.allowed_gpu_indices);
-        input.allowed_by = "job " + job->id + " (GPUPIN_LEASE_ID)";
-      }
-      input.request = request.request;
-      input.now_unix_ms = facts.now_unix_ms;
-      ChoiceFailure failure;
-      Result<Selection> selection = ChooseGpus(input, &failure);
-      if (!selection.ok()) {
-        if (!fresh_look) {
-          look_again = true;
-          return Ok{};
+      if (inventory) {
+        if (!live) live = txn.LiveLeases(facts);
+        for (const Lease& lease : *live) {
+          watched.push_back(lease.holder);
+          // A reservation also ends when its job's process appears on the card
+          // or at its deadline: neither is an event, so look again soon. Soon:
+          // only a look while the job runs sees it, and a job shorter than the
+          // poll would otherwise leave its card reserved until the deadline.
+          if (lease.is_reservation()) reserved = true;
         }
-        if (verdicts) *verdicts = failure.verdicts;
-        ever_servable = ever_servable || failure.waiting_can_help;
-        if (selection.error().code != ExitCode::kNoGpu || !request.wait || !ever_servable) {
-          refusal = selection.error();
+        AttributeToLeases(*processes, *live, [&procfs](int pid) { return procfs.ParentOf(pid); });
+        watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
+        unwatchable = unwatchable || processes->unwatchable;
+        input.policy = make_policy_input(*inventory, *live, *processes, job, facts.now_unix_ms);
+      }
+      Decision decision = Decide(input);
+      ever_servable = decision.ever_servable;
+      if (verdicts && !decision.verdicts.empty()) *verdicts = decision.verdicts;
+      why_waiting = decision.why_waiting;
+      waiting_text = decision.waiting_text;
+      switch (decision.kind) {
+        case Decision::Kind::kLook:
+          look_again = inventory != nullptr;
+          watched.clear();
+          waiting_text.clear();
+          return Ok{};
+        case Decision::Kind::kRefuse:
+          refusal = std::move(decision.refusal);
           if (ticket) (void)txn.RemoveTicket(*ticket);
           return Ok{};
-        }
-        if (job) {
-          why_waiting = Blockers(selection.error().message);
-          waiting_text = "waiting for a card of job " + job->id + "; " + why_waiting;
+        case Decision::Kind::kQueue:
+          if (Status joined = join_queue(txn); !joined.ok()) return joined;
+          // At the cap we wait for our own leases to end (their holders are
+          // watched, as the head's are); behind others, for those ahead.
+          if (decision.turn.capped) return Ok{};
+          reserved = false;
+          unwatchable = false;
+          behind = true;
+          ahead = decision.turn.watch;
+          waiters_ahead = decision.turn.ahead;
+          watched = decision.turn.watched;
           return Ok{};
-        }
-        if (Status joined = join_queue(txn); !joined.ok()) return joined;
-        why_waiting = Blockers(selection.error().message);
-        waiting_text = "waiting: next in queue; " + why_waiting;
-        return Ok{};
+        case Decision::Kind::kWait:
+          if (job) return Ok{};
+          return join_queue(txn);
+        case Decision::Kind::kTake:
+          break;
       }
-      Lease lease;
-      lease.id = NewRecordId(request.holder);
-      for (uint32_t index : selection->chosen_gpu_indices)
-        lease.gpu_uuids.push_back(inventory->gpus[index].uuid);
-      lease.holder = request.holder;
-      lease.uid = uid;
-      lease.user = UserName(uid);
-      lease.command = request.command;
-      lease.created_unix_ms = facts.now_unix_ms;
-      lease.shared_bytes = request.request.mem_bytes;
-      if (request.reservation_ttl_ms) {
-        lease.reservation_deadline_unix_ms = facts.now_unix_ms + *request.reservation_ttl_ms;
-        for (uint32_t index : selection->chosen_gpu_indices) {
-          for (const GpuProcess& process : inventory->gpus[index].processes) {
-            lease.reservation_baseline_pids.push_back(process.pid);
-          }
-        }
-      }
-      Status added = txn.AddLease(lease);
+      Status added = txn.AddLease(*decision.lease);
       if (!added.ok()) return added.error();
       if (ticket) (void)txn.RemoveTicket(*ticket);
-      if (verdicts) *verdicts = selection->verdicts;
-      acquired = Acquired{lease, std::move(look->inventory), std::move(*selection)};
+      acquired = Acquired{std::move(*decision.lease), std::move(look->inventory),
+                          std::move(*decision.selection)};
       return Ok{};
     };
     auto decide = [&](LeaseTransaction& txn) {
@@ -459,12 +509,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     waiting_on.WakeOnInterrupt(interrupts ? interrupts->wake_fd() : -1);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
-    // Behind others, a waiter also looks at the ticket just ahead at every
-    // poll interval: stopped there (Ctrl-Z), its holder or waiter would hold up the
-    // queue with no event to say so; PlaceInQueue then passes it over.
+    // Behind others, a waiter also looks at the queue at every poll
+    // interval: stopped there (Ctrl-Z), a holder or waiter ahead would hold
+    // it up with no event to say so; WaitingTickets then passes it over.
     WakeReason woke;
     do {
-      woke = waiting_on.Wait(deadline, poll, unwatchable || reserved || ahead.has_value());
+      woke = waiting_on.Wait(deadline, poll, unwatchable || reserved || behind);
     } while (woke == WakeReason::kPoll && ahead && !TicketStopped(*ahead, stopped));
     // Woken by a process's exit, a card may be free: we are about to ask
     // NVML and may take it, and the next in line asks at the same time, so

@@ -12,6 +12,8 @@
 #include <map>
 
 #include "cli/completion.h"
+#include "cli/config.h"
+#include "cli/config_files.h"
 #include "cli/docker.h"
 #include "cli/doctor.h"
 #include "cli/env.h"
@@ -163,6 +165,8 @@ const std::vector<CommandSpec>& AllCommands() {
       ReleaseCommand(),
       SlurmCommand(),
       CompletionCommand(),
+      // Last: it reads every other command's options as set up.
+      ConfigCommand(),
       // clang-format on
   };
   return commands;
@@ -182,7 +186,7 @@ std::string SuggestCommand(std::string_view typed, const std::vector<std::string
   return best;
 }
 
-int Dispatch(int argc, char** argv) {
+int Dispatch(int argc, char** argv, const std::string& admin_config) {
   const std::vector<CommandSpec>& commands = AllCommands();
   bool runs_command = false;
   const std::optional<std::string> command_word = FirstCommandWord(argc, argv);
@@ -232,7 +236,8 @@ int Dispatch(int argc, char** argv) {
                  "does not exist there is an error")
       ->option_text("FILE")
       ->check(CLI::Validator(ConfigFileProblem, "FILE"));
-  app.config_formatter(std::make_shared<TomlConfig>(app));
+  auto config_option_read = std::make_shared<std::vector<ConfigSetting>>();
+  app.config_formatter(std::make_shared<TomlConfig>(app, config_option_read, admin_config));
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
 
@@ -246,9 +251,13 @@ int Dispatch(int argc, char** argv) {
   // Set after the commands exist: CLI11 copies a parent's footer into each
   // new command, where the exit codes are each command's own. CLI11 lists
   // the commands itself, under "Subcommands:".
-  app.footer(
+  app.footer(fmt::format(
       "Exit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
-      "`run` exits with its command's status.");
+      "`run` exits with its command's status.\n"
+      "Config files: the admin's {} (defaults, and house rules for\n"
+      "everyone) and your ~/.config/gpupin/config.toml ($XDG_CONFIG_HOME); gpupin config\n"
+      "shows every setting and where it came from (doc/config.md).",
+      admin_config));
   // For run and docker, everything after the first "--" is the user's
   // command, passed through untouched (CLI11 would otherwise let an option
   // with an optional value, such as --wait, swallow the separator).
@@ -277,6 +286,7 @@ int Dispatch(int argc, char** argv) {
                                                   fmt::join(arguments_after_separator, " "))));
     }
   }
+  const std::vector<std::string> typed_args = own_args;
   // CLI11 reads no environment variable for its config option itself.
   const char* env_config = std::getenv("GPUPIN_CONFIG");
   if (env_config && *env_config &&
@@ -365,7 +375,17 @@ int Dispatch(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return static_cast<int>(ExitCode::kUsage);
   }
-  World world(globals, Terminal::Detect(globals.json), std::move(command_args));
+  // Read after parsing, so that --help and --version work whatever the
+  // files hold; before any command runs, so that none runs without the
+  // admin's rules.
+  Result<ConfigSources> sources = LoadConfigFiles(app, admin_config, UserConfigPath());
+  if (!sources.ok()) return PrintError(sources.error());
+  sources->config_option = config_option_read;
+  sources->command_line = typed_args;
+  if (Status applied = ApplyFileDefaults(app, chosen.front(), *sources); !applied.ok())
+    return PrintError(applied.error());
+  World world(globals, Terminal::Detect(globals.json), std::move(command_args),
+              std::move(*sources));
   Result<int> status = runners.at(chosen.front()->get_name())(world);
   if (!status.ok()) {
     const int code = PrintError(status.error());

@@ -16,7 +16,8 @@ const std::vector<CommandSpec>& AllCommands();
 std::string SuggestCommand(std::string_view typed, const std::vector<std::string>& names);
 
 // Parses argv, runs the chosen command, prints any error once, and returns
-// the process exit status.
-int Dispatch(int argc, char** argv);
+// the process exit status. `admin_config` is the admin's file
+// (/etc/gpupin/config.toml in every installed gpupin; doc/config.md).
+int Dispatch(int argc, char** argv, const std::string& admin_config);
 
 }  // namespace gpupin

@@ -57,6 +57,15 @@ Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
                                  "process of your own",
                                  pid));
   }
+  // A lease held by init or a kernel thread would never end. Kernel
+  // threads are kthreadd (pid 2) and its children.
+  std::optional<ProcessStat> stat = world.procfs().Stat(pid);
+  if (pid == 1 || pid == 2 || (stat && stat->ppid == 2)) {
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("pid {} is {}, which never ends, and so would the lease; give the "
+                                 "shell or job that will use the GPUs",
+                                 pid, pid == 1 ? "init" : "a kernel thread"));
+  }
   return ProcessIdentity{pid, *start};
 }
 

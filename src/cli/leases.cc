@@ -108,6 +108,7 @@ std::string GpuList(const Lease& lease, const StateSnapshot& snapshot) {
 }
 
 Result<int> ShowLeases(World& world, bool all) {
+  if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<StateSnapshot> snapshot = ReadState(world);
   if (!snapshot.ok()) return snapshot.error();
   if (world.options().json) {
@@ -193,24 +194,41 @@ Result<int> ShowLeases(World& world, bool all) {
   return 0;
 }
 
-Result<int> Release(World& world, const std::vector<std::string>& ids) {
+Result<int> Release(World& world, const std::vector<std::string>& ids, bool all) {
   // An empty id is a prefix of every id: `gpupin release "$ID"` with ID
   // unset would end a job's lease that nobody named.
   if (std::find(ids.begin(), ids.end(), "") != ids.end()) {
     return MakeError(ExitCode::kUsage,
                      "an empty lease id; give an id from gpupin leases (no id at all releases "
-                     "all of yours)");
+                     "your reservations)");
   }
+  if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   uint32_t uid = static_cast<uint32_t>(getuid());
+  // A reservation its job has taken over is the job's lease from then on:
+  // the GPU process lists tell (without NVML, every reservation is one).
+  Inventory inventory;
+  if (ids.empty() && !all) {
+    if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
+      if (Result<Inventory> snapshot = (*gpus)->Snapshot(gpu_facts::kProcesses); snapshot.ok())
+        inventory = std::move(*snapshot);
+    }
+  }
+  const LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
   std::vector<Lease> released;
+  std::vector<Lease> kept;  // running jobs' leases a bare release leaves alone
   Status done = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    // Ended leases are removed on the way; handed reservations become jobs'.
+    if (ids.empty() && !all) (void)txn.LiveLeases(facts);
     std::vector<Lease> leases = txn.ReadLeases();
     std::vector<const Lease*> chosen;
-    if (ids.empty()) {
-      for (const Lease& lease : leases) {
-        if (lease.uid == uid) chosen.push_back(&lease);
+    for (const Lease& lease : leases) {
+      if (lease.uid != uid || (!ids.empty() && !all)) continue;
+      if (all || lease.is_reservation()) {
+        chosen.push_back(&lease);
+      } else {
+        kept.push_back(lease);
       }
     }
     for (const std::string& id : ids) {
@@ -247,14 +265,22 @@ Result<int> Release(World& world, const std::vector<std::string>& ids) {
     return Ok{};
   });
   if (!done.ok()) return done.error();
+  for (const Lease& lease : kept) {
+    world.Note(
+        fmt::format("kept {} ({}): a running job's lease ends only when named: gpupin "
+                    "release {} (or --all)",
+                    lease.id, Printable(lease.command), lease.id));
+  }
   if (world.options().json) {
     nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
-                                  {"released", nlohmann::ordered_json::array()}};
+                                  {"released", nlohmann::ordered_json::array()},
+                                  {"kept", nlohmann::ordered_json::array()}};
     for (const Lease& lease : released) out["released"].push_back(lease.id);
+    for (const Lease& lease : kept) out["kept"].push_back(lease.id);
     std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
-  if (released.empty()) world.Note("you hold no leases");
+  if (released.empty() && kept.empty()) world.Note("you hold no leases");
   for (const Lease& lease : released) {
     std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
     if (!lease.is_reservation() &&
@@ -281,13 +307,18 @@ CommandSpec LeasesCommand() {
 }
 
 CommandSpec ReleaseCommand() {
-  return {
-      "release", "end your own leases and reservations (all, or the given ids)", [](CLI::App& app) {
-        auto ids = std::make_shared<std::vector<std::string>>();
-        app.add_option("ids", *ids, "lease ids (a unique prefix is enough); default: all of yours")
-            ->option_text("LEASE-ID ...");
-        return [ids](World& world) { return Release(world, *ids); };
-      }};
+  return {"release", "end your own reservations (a running job's lease only by its id, or --all)",
+          [](CLI::App& app) {
+            auto ids = std::make_shared<std::vector<std::string>>();
+            auto all = std::make_shared<bool>(false);
+            app.add_option(
+                "ids", *ids,
+                "lease ids (a unique prefix is enough); default: your reservations that no "
+                "job has taken over");
+            app.add_flag("--all", *all,
+                         "all of your leases, running jobs' too (they run on without a lease)");
+            return [ids, all](World& world) { return Release(world, *ids, *all); };
+          }};
 }
 
 }  // namespace gpupin

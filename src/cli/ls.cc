@@ -9,6 +9,7 @@
 #include "cli/machine_state.h"
 #include "cli/number_checks.h"
 #include "core/cuda_visible.h"
+#include "core/policy.h"
 #include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
@@ -41,7 +42,8 @@ std::string SourceLabel(const World& world) {
 }
 
 // Who holds each GPU, by UUID: "alice (pid 4121)", "reserved: bob", or
-// the holders of shared leases.
+// the holders of shared leases; "reserved (admin)" marks a card of the
+// admin's `reserved` list.
 std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& inventory) {
   std::map<std::string, std::string> holders;
   Result<LeaseStore*> store = world.Leases();
@@ -66,6 +68,11 @@ std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& i
       std::string& text = holders[uuid];
       text += (text.empty() ? "" : ", ") + who;
     }
+  }
+  // Cards the admin keeps for interactive work: taken only when named.
+  for (size_t position : ReservedGpuPositions(inventory.gpus, world.rules().reserved)) {
+    std::string& text = holders[inventory.gpus[position].uuid];
+    text = text.empty() ? "reserved (admin)" : "reserved (admin), " + text;
   }
   return holders;
 }
@@ -184,6 +191,8 @@ CommandSpec LsCommand() {
                          "read every fact NVML gives (modes, CPU affinity, NUMA node, board, "
                          "NVLink peers, topology) into --json, not only the table's");
             return [options, &app](World& world) -> Result<int> {
+              if (Status exists = world.RequireExistingStateDir(); !exists.ok())
+                return exists.error();
               Result<GpuSource*> gpus = world.Gpus();
               if (!gpus.ok()) return gpus.error();
               if (app.count("--watch") > 0) {

@@ -45,6 +45,8 @@ StoppedCheck MakeStoppedCheck(const ProcFs& procfs) {
 
 GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& procfs) {
   GpuProcessFacts facts;
+  const std::optional<uint64_t> uptime_ticks = procfs.UptimeTicks();
+  const long ticks_per_second = sysconf(_SC_CLK_TCK);
   for (const Gpu& gpu : inventory.gpus) {
     ForEachGpuProcess(gpu, [&](const GpuProcess& process, const MigDevice*) {
       if (facts.owners.contains(process.pid)) return;
@@ -59,6 +61,10 @@ GpuProcessFacts DescribeGpuProcesses(const Inventory& inventory, const ProcFs& p
       owner.uid = procfs.Uid(pid);
       if (owner.uid) owner.user = UserName(*owner.uid);
       owner.command = procfs.Cmdline(pid).value_or("");
+      if (uptime_ticks && *uptime_ticks >= *start && ticks_per_second > 0) {
+        owner.age_ms = static_cast<int64_t>((*uptime_ticks - *start) * 1000 /
+                                            static_cast<uint64_t>(ticks_per_second));
+      }
       facts.owners[process.pid] = std::move(owner);
     });
   }

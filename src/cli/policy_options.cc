@@ -60,12 +60,18 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
       ->check(WholeNumber(1, 10000));
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
-                 "queue until GPUs are free (optionally at most DURATION, then exit 3); a state "
-                 "lock held by another process is waited out, naming it; Ctrl-C, SIGTERM or "
+                 "queue until GPUs are free (optionally at most DURATION, then exit 3); the user "
+                 "holding the fewest cards goes first, ties by arrival, each user's jobs in order "
+                 "(queue = \"fifo\" in the admin config: arrival order); a state lock held by "
+                 "another process is waited out, naming it; Ctrl-C, SIGTERM or "
                  "SIGHUP leaves the queue; a request too few cards could ever meet (lost, "
-                 "MIG, PROHIBITED) exits 3 at once")
+                 "MIG, PROHIBITED) exits 3 at once (doc/queue.md)")
       ->expected(0, 1)
       ->option_text("[=DURATION]");
+  app.add_option("--settle", flags.settle,
+                 "a foreign compute process younger than this makes its card busy whatever it "
+                 "uses: it may still be allocating (default 120s; 0 turns it off)")
+      ->option_text("DURATION");
   app.add_option("--poll", flags.poll,
                  "re-check interval for what cannot be watched, e.g. a waiting job ahead suspended "
                  "with Ctrl-Z (default 2s)")
@@ -113,6 +119,9 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   request.near = flags.near;
   request.mine_free = flags.mine_free;
   request.max_jobs = flags.max_jobs;
+  Result<int64_t> settle_ms = ParseDurationMs(flags.settle);
+  if (!settle_ms.ok()) return settle_ms.error().WithContext("--settle");
+  request.settle_ms = *settle_ms;
   return request;
 }
 

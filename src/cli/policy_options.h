@@ -30,6 +30,7 @@ struct PolicyFlags {
   std::optional<std::string> wait;
   bool wait_given = false;
   std::string poll = "2s";
+  std::string settle = "120s";
 };
 
 void AddPolicyOptions(CLI::App& app, PolicyFlags& flags);

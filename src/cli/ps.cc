@@ -67,6 +67,7 @@ std::string Elapsed(std::optional<uint64_t> seconds) {
 }
 
 Result<int> Ps(World& world, const PsOptions& options) {
+  if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
   // --kill reports each card's used memory before and after.

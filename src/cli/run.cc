@@ -101,6 +101,8 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   // `gpupin run -- "$CMD"` with CMD unset: nothing could run, so nothing is chosen.
   if (command.front().empty())
     return MakeError(ExitCode::kUsage, "the command is an empty word; is a variable unset?");
+  // A mistyped command fails before anything is chosen or waited for.
+  if (Status found = FindCommand(command.front()); !found.ok()) return found.error();
   Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
   if (!request.ok()) return request.error();
   int64_t verify_ms = 10'000;

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,15 +125,6 @@ std::string CommandName(const CLI::App& command) {
   return command.get_parent() ? "gpupin " + command.get_name() : "gpupin";
 }
 
-// The option `name` stands for in a config file, found as CLI11 finds it.
-const CLI::Option* FindOption(const CLI::App& command, const std::string& name) {
-  if (const CLI::Option* option = command.get_option_no_throw("--" + name)) return option;
-  if (name.size() == 1) {
-    if (const CLI::Option* option = command.get_option_no_throw("-" + name)) return option;
-  }
-  return command.get_option_no_throw(name);
-}
-
 // One scalar as the text CLI11 converts; nullopt for a date, time, table
 // or array.
 std::optional<std::string> ScalarText(const toml::node& node) {
@@ -146,7 +139,7 @@ std::optional<std::string> ScalarText(const toml::node& node) {
 std::optional<CLI::ConfigItem> Item(const Place& place, const CLI::App& command,
                                     std::vector<std::string> parents, const std::string& name,
                                     const toml::node& value) {
-  const CLI::Option* option = FindOption(command, name);
+  const CLI::Option* option = FindConfigOption(command, name);
   if (!option) {
     place.Fail(value.source(), fmt::format("{} has no option --{}; see {} --help",
                                            CommandName(command), name, CommandName(command)));
@@ -196,31 +189,180 @@ const CLI::App* Subcommand(const CLI::App& app, const std::string& name) {
   return found.empty() ? nullptr : found.front();
 }
 
-}  // namespace
-
-std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const {
-  const CLI::Option* config = app_.get_config_ptr();
-  Place place(config && !config->results().empty() ? config->results().back() : "--config");
-  std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+// `text` parsed as strict TOML; throws CLI::ConfigError naming the line.
+toml::table ParseTable(const Place& place, std::string_view text) {
   std::optional<std::pair<uint32_t, size_t>> clash;
   std::string parsed = Replace(text, Direction::kToStandIns, &clash);
   if (clash) {
     throw CLI::ConfigError(fmt::format("{}:{}: U+{:04X} (a private use character) is not accepted",
                                        place.File(), clash->second, clash->first));
   }
-  toml::table table;
   try {
-    table = toml::parse(parsed);
+    return toml::parse(parsed);
   } catch (const toml::parse_error& error) {
     place.Fail(error.source(), PutBack(error.description()));
   }
+}
+
+// The option a [defaults] key stands for, and the command that has it:
+// gpupin's own, else the first command's (the selection options are alike
+// in every command that takes them). `max_used` and `max-used` are one key.
+std::pair<const CLI::App*, const CLI::Option*> DefaultsOption(const CLI::App& app,
+                                                              const std::string& key) {
+  if (const CLI::Option* option = FindConfigOption(app, key)) return {&app, option};
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (const CLI::Option* option = FindConfigOption(*command, key)) return {command, option};
+  }
+  return {nullptr, nullptr};
+}
+
+std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
+                                        const toml::table& section) {
+  std::vector<ConfigSetting> settings;
+  for (const auto& [key_node, value] : section) {
+    std::string key = PutBack(key_node.str());
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (value.is_table()) {
+      place.Fail(key_node.source(),
+                 fmt::format("[defaults.{}]: sections do not nest; [defaults] gives each option "
+                             "for every command that has it",
+                             key));
+    }
+    auto [command, option] = DefaultsOption(app, key);
+    if (!option || key == "help" || key == "version" || key == "config") {
+      place.Fail(key_node.source(),
+                 fmt::format("[defaults]: no option --{} to give a default for; see gpupin "
+                             "--help and each command's --help",
+                             key));
+    }
+    // `wait = false`: as if not given.
+    if (std::optional<CLI::ConfigItem> item = Item(place, *command, {}, key, value)) {
+      settings.push_back({"", key, std::move(item->inputs), place.File(),
+                          static_cast<int>(key_node.source().begin.line)});
+    }
+  }
+  return settings;
+}
+
+// A cap: a whole number of cards, 0 to 4096.
+int CapValue(const Place& place, const std::string& key, const toml::node& value) {
+  const auto* number = value.as_integer();
+  if (!number || number->get() < 0 || number->get() > 4096)
+    place.Fail(value.source(), fmt::format("{}: give a whole number of GPUs, 0 to 4096", key));
+  return static_cast<int>(number->get());
+}
+
+// Sets the cap `key` names; false when it names none.
+bool SetCap(const Place& place, const std::string& key, const toml::node& value, Caps& caps) {
+  std::optional<int>* cap = key == "max_gpus_per_user"  ? &caps.max_gpus_per_user
+                            : key == "max_gpus_per_job" ? &caps.max_gpus_per_job
+                                                        : nullptr;
+  if (!cap) return false;
+  *cap = CapValue(place, key, value);
+  return true;
+}
+
+void ReadCaps(const Place& place, const std::string& prefix, const toml::table& table, Caps& caps,
+              std::map<std::string, int>& lines) {
+  for (const auto& [key_node, value] : table) {
+    const std::string key = PutBack(key_node.str());
+    if (!SetCap(place, key, value, caps)) {
+      place.Fail(key_node.source(),
+                 fmt::format("[limits.{}]: no key '{}'; it takes max_gpus_per_user and "
+                             "max_gpus_per_job",
+                             prefix.substr(0, prefix.size() - 1), key));
+    }
+    lines[prefix + key] = static_cast<int>(key_node.source().begin.line);
+  }
+}
+
+void ReadLimits(const Place& place, const toml::table& limits, HouseRules& rules) {
+  for (const auto& [key_node, value] : limits) {
+    const std::string key = PutBack(key_node.str());
+    const int line = static_cast<int>(key_node.source().begin.line);
+    if (key == "users" || key == "groups") {
+      const toml::table* entries = value.as_table();
+      if (!entries) {
+        place.Fail(key_node.source(),
+                   fmt::format("{}: write a section per {} instead, e.g. [limits.{}.NAME]", key,
+                               key == "users" ? "user" : "group", key));
+      }
+      for (const auto& [name_node, entry] : *entries) {
+        const std::string name = PutBack(name_node.str());
+        const toml::table* caps = entry.as_table();
+        if (!caps) {
+          place.Fail(name_node.source(), fmt::format("{}.{}: write it as a section [limits.{}.{}]",
+                                                     key, name, key, name));
+        }
+        ReadCaps(place, fmt::format("{}.{}.", key, name), *caps,
+                 (key == "users" ? rules.user_caps : rules.group_caps)[name], rules.lines);
+      }
+      continue;
+    }
+    if (key == "reserved") {
+      const toml::array* cards = value.as_array();
+      if (!cards) {
+        place.Fail(value.source(),
+                   "reserved: give an array of cards, NVML indices or UUID prefixes, e.g. "
+                   "reserved = [\"3\"]");
+      }
+      for (const toml::node& card : *cards) {
+        std::optional<std::string> id;
+        if (const auto* text = card.as_string()) id = PutBack(text->get());
+        if (const auto* number = card.as_integer(); number && number->get() >= 0)
+          id = std::to_string(number->get());
+        if (!id || id->empty() || id->find(',') != std::string::npos) {
+          place.Fail(card.source(),
+                     "reserved: each card is one NVML index or UUID prefix, such as \"3\" or "
+                     "\"GPU-8f2a\"");
+        }
+        rules.reserved.push_back(*id);
+      }
+    } else if (key == "queue") {
+      const auto* order = value.as_string();
+      if (!order || (order->get() != "fair" && order->get() != "fifo"))
+        place.Fail(value.source(), "queue: give \"fair\" or \"fifo\"");
+      rules.queue = order->get() == "fifo" ? QueueOrder::kFifo : QueueOrder::kFair;
+    } else if (!SetCap(place, key, value, rules.caps)) {
+      place.Fail(key_node.source(),
+                 fmt::format("[limits]: no key '{}'; the keys are max_gpus_per_user, "
+                             "max_gpus_per_job, reserved, queue, and sections "
+                             "[limits.users.NAME] and [limits.groups.NAME]",
+                             key));
+    }
+    rules.lines[key] = line;
+  }
+}
+
+}  // namespace
+
+std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const {
+  const CLI::Option* config = app_.get_config_ptr();
+  Place place(config && !config->results().empty() ? config->results().back() : "--config");
+  std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+  toml::table table = ParseTable(place, text);
   std::vector<CLI::ConfigItem> read;
+  const size_t first_recorded = read_ ? read_->size() : 0;
+  auto keep = [&](std::optional<CLI::ConfigItem> item, const toml::node& value) {
+    if (!item) return;
+    if (read_) {
+      read_->push_back({item->parents.empty() ? "" : item->parents.front(), item->name,
+                        item->inputs, place.File(), static_cast<int>(value.source().begin.line)});
+    }
+    read.push_back(std::move(*item));
+  };
   for (const auto& [key, node] : table) {
     const std::string name = PutBack(key.str());
     const toml::table* section = node.as_table();
     if (!section) {
-      if (auto item = Item(place, app_, {}, name, node)) read.push_back(std::move(*item));
+      keep(Item(place, app_, {}, name, node), node);
       continue;
+    }
+    if (name == "limits") {
+      place.Fail(key.source(),
+                 fmt::format("[limits]: limits belong to the admin, in {}; a --config file "
+                             "gives defaults only",
+                             admin_file_));
     }
     const CLI::App* command = Subcommand(app_, name);
     if (!command) {
@@ -236,11 +378,50 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                    fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,
                                option, name, name));
       }
-      if (auto item = Item(place, *command, {name}, option, value))
-        read.push_back(std::move(*item));
+      keep(Item(place, *command, {name}, option, value), value);
     }
   }
+  // In the file's order, as `gpupin config` shows them (a table's keys come
+  // sorted).
+  if (read_) {
+    std::stable_sort(
+        read_->begin() + static_cast<std::ptrdiff_t>(first_recorded), read_->end(),
+        [](const ConfigSetting& a, const ConfigSetting& b) { return a.line < b.line; });
+  }
   return read;
+}
+
+Result<ConfigFileContent> ReadConfigFile(const CLI::App& app, std::string_view text,
+                                         const std::string& file, ConfigFileKind kind,
+                                         const std::string& admin_file) {
+  Place place(file);
+  ConfigFileContent content;
+  try {
+    toml::table table = ParseTable(place, text);
+    for (const auto& [key, node] : table) {
+      const std::string name = PutBack(key.str());
+      const toml::table* section = node.as_table();
+      if (name == "limits" && kind == ConfigFileKind::kUser) {
+        place.Fail(key.source(),
+                   fmt::format("[limits]: limits belong to the admin, in {}; a user's file "
+                               "gives defaults only",
+                               admin_file));
+      }
+      if (name == "limits" && section) {
+        content.rules.file = file;
+        ReadLimits(place, *section, content.rules);
+      } else if (name == "defaults" && section) {
+        content.defaults = ReadDefaults(place, app, *section);
+      } else {
+        place.Fail(key.source(),
+                   fmt::format("'{}': not a section this file has; it has [defaults]{}", name,
+                               kind == ConfigFileKind::kAdmin ? " and [limits]" : ""));
+      }
+    }
+  } catch (const CLI::ConfigError& error) {
+    return MakeError(ExitCode::kError, error.what());
+  }
+  return content;
 }
 
 std::string TomlConfig::to_config(const CLI::App* app, bool default_also, bool write_description,

@@ -7,16 +7,45 @@
 
 #include <CLI/CLI.hpp>
 #include <istream>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/error.h"
+#include "core/house_rules.h"
+
 namespace gpupin {
+
+// One value a config file gives an option: its key as written (`max_used`
+// or `max-used`), the inputs CLI11 converts, and where it was written.
+struct ConfigSetting {
+  std::string command;  // the section of a --config file ([run]); empty: any
+  std::string key;
+  std::vector<std::string> inputs;
+  std::string file;
+  int line = 0;
+};
+
+// The option `name` stands for in a config file, found as CLI11 finds it.
+template <class App>
+auto* FindConfigOption(App& command, const std::string& name) {
+  if (auto* option = command.get_option_no_throw("--" + name)) return option;
+  if (name.size() == 1) {
+    if (auto* option = command.get_option_no_throw("-" + name)) return option;
+  }
+  return command.get_option_no_throw(name);
+}
 
 class TomlConfig : public CLI::Config {
  public:
   // `app` is the root command: top-level keys are its options, and a
-  // section [name] holds the options of its subcommand `name`.
-  explicit TomlConfig(const CLI::App& app) : app_(app) {}
+  // section [name] holds the options of its subcommand `name`. Each value
+  // read is also appended to `*read` (for `gpupin config`); `admin_file`
+  // is where limits belong, for the message about a [limits] section.
+  TomlConfig(const CLI::App& app, std::shared_ptr<std::vector<ConfigSetting>> read,
+             std::string admin_file)
+      : app_(app), read_(std::move(read)), admin_file_(std::move(admin_file)) {}
 
   // Throws CLI::ConfigError (a CLI::ParseError, which the caller of
   // App::parse handles) for a syntax error, a section that is not a
@@ -29,6 +58,26 @@ class TomlConfig : public CLI::Config {
 
  private:
   const CLI::App& app_;
+  std::shared_ptr<std::vector<ConfigSetting>> read_;
+  std::string admin_file_;
 };
+
+enum class ConfigFileKind { kAdmin, kUser };
+
+// What the admin's or a user's config file holds (doc/config.md).
+struct ConfigFileContent {
+  // [defaults]: each key an option of gpupin or of any of its commands.
+  std::vector<ConfigSetting> defaults;
+  // [limits], the admin's file only; `file` and `lines` say where.
+  HouseRules rules;
+};
+
+// Reads `text`, the content of `file`. Fails (ExitCode::kError, one line
+// "FILE:LINE: problem") on a syntax error, an unknown section or key, a
+// value of the wrong kind, or, in a user's file, a [limits] section:
+// limits belong to the admin's `admin_file`.
+Result<ConfigFileContent> ReadConfigFile(const CLI::App& app, std::string_view text,
+                                         const std::string& file, ConfigFileKind kind,
+                                         const std::string& admin_file);
 
 }  // namespace gpupin

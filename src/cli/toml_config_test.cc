@@ -26,8 +26,11 @@ class TomlConfigTest : public ::testing::Test {
     pick->add_option("--count", count_);
     pick->add_option("--wait", wait_)->expected(0, 1);
     app_.set_config("--config");
-    app_.config_formatter(std::make_shared<TomlConfig>(app_));
+    app_.config_formatter(std::make_shared<TomlConfig>(app_, read_, "/etc/gpupin/config.toml"));
   }
+
+  std::shared_ptr<std::vector<ConfigSetting>> read_ =
+      std::make_shared<std::vector<ConfigSetting>>();
 
   // Parses `args` with a config file holding `text`; returns the file's path.
   std::string Parse(const std::string& text, std::vector<std::string> args = {"pick"}) {
@@ -162,6 +165,120 @@ TEST_F(TomlConfigTest, AStandInCharacterInTheFileIsRefused) {
             dir_ / "gpupin.toml:2: U+E000 (a private use character) is not accepted");
   EXPECT_EQ(ErrorFor("simulate = \"\xee\xb3\x98\"\n"),
             dir_ / "gpupin.toml:1: U+ECD8 (a private use character) is not accepted");
+}
+
+TEST_F(TomlConfigTest, RecordsWhatTheFileGaveAndWhere) {
+  std::string path = Parse("simulate = \"x.json\"\n[pick]\n\norder = \"3,2\"\n");
+  ASSERT_EQ(read_->size(), 2u);
+  EXPECT_EQ((*read_)[0].command, "");
+  EXPECT_EQ((*read_)[0].key, "simulate");
+  EXPECT_EQ((*read_)[0].line, 1);
+  EXPECT_EQ((*read_)[1].command, "pick");
+  EXPECT_EQ((*read_)[1].inputs, std::vector<std::string>{"3,2"});
+  EXPECT_EQ((*read_)[1].file, path);
+  EXPECT_EQ((*read_)[1].line, 4);
+}
+
+TEST_F(TomlConfigTest, LimitsInAConfigOptionFileBelongToTheAdmin) {
+  EXPECT_NE(ErrorFor("[limits]\nmax_gpus_per_user = 9\n")
+                .find(":1: [limits]: limits belong to the admin, in /etc/gpupin/config.toml; a "
+                      "--config file gives defaults only"),
+            std::string::npos);
+}
+
+Result<ConfigFileContent> ReadAdmin(const CLI::App& app, const std::string& text) {
+  return ReadConfigFile(app, text, "/etc/gpupin/config.toml", ConfigFileKind::kAdmin,
+                        "/etc/gpupin/config.toml");
+}
+
+TEST_F(TomlConfigTest, AdminFileFillsTheHouseRulesWithTheirLines) {
+  Result<ConfigFileContent> read = ReadAdmin(app_,
+                                             "[defaults]\n"
+                                             "order = [\"3\", \"2\"]\n"
+                                             "[limits]\n"
+                                             "max_gpus_per_user = 2\n"
+                                             "max_gpus_per_job = 4\n"
+                                             "reserved = [3, \"GPU-8f\"]\n"
+                                             "queue = \"fifo\"\n"
+                                             "[limits.users.alice]\n"
+                                             "max_gpus_per_user = 5\n"
+                                             "[limits.groups.interns]\n"
+                                             "max_gpus_per_job = 1\n");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  const HouseRules& rules = read->rules;
+  EXPECT_EQ(rules.file, "/etc/gpupin/config.toml");
+  EXPECT_EQ(rules.caps.max_gpus_per_user, 2);
+  EXPECT_EQ(rules.caps.max_gpus_per_job, 4);
+  EXPECT_EQ(rules.reserved, (std::vector<std::string>{"3", "GPU-8f"}));
+  EXPECT_EQ(rules.queue, QueueOrder::kFifo);
+  EXPECT_EQ(rules.user_caps.at("alice").max_gpus_per_user, 5);
+  EXPECT_FALSE(rules.user_caps.at("alice").max_gpus_per_job);
+  EXPECT_EQ(rules.group_caps.at("interns").max_gpus_per_job, 1);
+  EXPECT_EQ(rules.lines, (std::map<std::string, int>{{"max_gpus_per_user", 4},
+                                                     {"max_gpus_per_job", 5},
+                                                     {"reserved", 6},
+                                                     {"queue", 7},
+                                                     {"users.alice.max_gpus_per_user", 9},
+                                                     {"groups.interns.max_gpus_per_job", 11}}));
+  ASSERT_EQ(read->defaults.size(), 1u);
+  EXPECT_EQ(read->defaults[0].key, "order");
+  EXPECT_EQ(read->defaults[0].inputs, (std::vector<std::string>{"3", "2"}));
+  EXPECT_EQ(read->defaults[0].line, 2);
+}
+
+TEST_F(TomlConfigTest, DefaultsTakeOptionsOfAnyCommandWithEitherSpelling) {
+  Result<ConfigFileContent> read = ReadAdmin(app_, "[defaults]\nsimulate = \"a\"\nmem = \"2G\"\n");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->defaults.size(), 2u);
+  EXPECT_EQ(read->rules, HouseRules{});
+}
+
+TEST_F(TomlConfigTest, EachMistakeInTheAdminFileIsOneLineNamingIt) {
+  auto error = [&](const std::string& text) {
+    Result<ConfigFileContent> read = ReadAdmin(app_, text);
+    EXPECT_FALSE(read.ok()) << text;
+    if (!read.ok()) {
+      EXPECT_EQ(read.error().code, ExitCode::kError) << text;
+    }
+    return read.ok() ? std::string("(no error)") : read.error().message;
+  };
+  const std::string file = "/etc/gpupin/config.toml";
+  EXPECT_EQ(error("[limits]\nmax_gpus_per_user = \"2\"\n"),
+            file + ":2: max_gpus_per_user: give a whole number of GPUs, 0 to 4096");
+  EXPECT_EQ(error("[limits]\nmax_gpus_per_job = 4097\n"),
+            file + ":2: max_gpus_per_job: give a whole number of GPUs, 0 to 4096");
+  EXPECT_EQ(error("[limits]\nreserved = \"3\"\n"),
+            file +
+                ":2: reserved: give an array of cards, NVML indices or UUID prefixes, e.g. "
+                "reserved = [\"3\"]");
+  EXPECT_EQ(error("[limits]\nreserved = [\"1,2\"]\n"),
+            file +
+                ":2: reserved: each card is one NVML index or UUID prefix, such as \"3\" or "
+                "\"GPU-8f2a\"");
+  EXPECT_EQ(error("[limits]\nusers = 3\n"),
+            file + ":2: users: write a section per user instead, e.g. [limits.users.NAME]");
+  EXPECT_EQ(error("[limits.groups]\ninterns = 1\n"),
+            file + ":2: groups.interns: write it as a section [limits.groups.interns]");
+  EXPECT_EQ(error("[defaults.pick]\norder = \"1\"\n"),
+            file +
+                ":1: [defaults.pick]: sections do not nest; [defaults] gives each option for "
+                "every command that has it");
+  EXPECT_EQ(error("order = \"1\"\n"),
+            file + ":1: 'order': not a section this file has; it has [defaults] and [limits]");
+  EXPECT_EQ(error("[defaults]\nconfig = \"x\"\n"),
+            file +
+                ":2: [defaults]: no option --config to give a default for; see gpupin --help "
+                "and each command's --help");
+}
+
+TEST_F(TomlConfigTest, AUsersFileHoldsNoLimits) {
+  Result<ConfigFileContent> read =
+      ReadConfigFile(app_, "[limits]\nqueue = \"fifo\"\n", "/home/a/.config/gpupin/config.toml",
+                     ConfigFileKind::kUser, "/etc/gpupin/config.toml");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message,
+            "/home/a/.config/gpupin/config.toml:1: [limits]: limits belong to the admin, in "
+            "/etc/gpupin/config.toml; a user's file gives defaults only");
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -13,8 +15,12 @@
 
 namespace gpupin {
 
-World::World(GlobalOptions options, Terminal terminal, std::vector<std::string> command_args)
-    : options_(std::move(options)), terminal_(terminal), command_args_(std::move(command_args)) {}
+World::World(GlobalOptions options, Terminal terminal, std::vector<std::string> command_args,
+             ConfigSources config)
+    : options_(std::move(options)),
+      terminal_(terminal),
+      command_args_(std::move(command_args)),
+      config_(std::move(config)) {}
 
 World::~World() = default;
 
@@ -90,6 +96,16 @@ Result<LeaseStore*> World::Leases() {
   if (!store.ok()) return store.error();
   leases_.emplace(std::move(*store));
   return &*leases_;
+}
+
+Status World::RequireExistingStateDir() const {
+  if (!options_.state_dir) return Ok{};
+  struct stat info {};
+  if (lstat(options_.state_dir->c_str(), &info) == 0 || errno != ENOENT) return Ok{};
+  return MakeError(ExitCode::kError,
+                   fmt::format("state directory {} does not exist; check --state-dir or "
+                               "GPUPIN_STATE_DIR (gpupin creates it when it first takes a GPU)",
+                               *options_.state_dir));
 }
 
 // Notes quote what others wrote (file names in the state directory, GPU

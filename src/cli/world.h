@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/config_files.h"
 #include "core/error.h"
+#include "core/house_rules.h"
 #include "out/terminal.h"
 #include "sys/gpu_source.h"
 #include "sys/lease_store.h"
@@ -28,7 +30,8 @@ struct GlobalOptions {
 
 class World {
  public:
-  World(GlobalOptions options, Terminal terminal, std::vector<std::string> command_args = {});
+  World(GlobalOptions options, Terminal terminal, std::vector<std::string> command_args = {},
+        ConfigSources config = {});
   ~World();
 
   const GlobalOptions& options() const { return options_; }
@@ -37,6 +40,10 @@ class World {
   // The words after "--" on gpupin's command line: the command that run and
   // docker start.
   const std::vector<std::string>& command_args() const { return command_args_; }
+  // The config files read (cli/config_files.h) and the admin's house rules,
+  // read once in main: every command and the queue decision see the same.
+  const ConfigSources& config() const { return config_; }
+  const HouseRules& rules() const { return config_.rules; }
 
   // The GPUs: the simulated server for --simulate, else the NVML library
   // named by --nvml / GPUPIN_NVML_LIBRARY, else the driver's. Opened once.
@@ -53,6 +60,12 @@ class World {
   // it skips are reported under -v.
   Result<LeaseStore*> Leases();
 
+  // For commands that only read the state directory (ls, ps, leases,
+  // release, config): one named with --state-dir or GPUPIN_STATE_DIR that
+  // does not exist is an error (ExitCode::kError), since a mistyped path
+  // would show every card unleased. Leases() would create it.
+  Status RequireExistingStateDir() const;
+
   // Diagnostics on stderr: Note unless -q, Verbose only with -v.
   void Note(std::string_view line) const;
   void Verbose(std::string_view line) const;
@@ -62,6 +75,7 @@ class World {
   Terminal terminal_;
   ProcFs procfs_;
   std::vector<std::string> command_args_;
+  ConfigSources config_;
   std::unique_ptr<GpuSource> gpus_;
   std::optional<LeaseStore> leases_;
 };

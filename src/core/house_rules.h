@@ -4,10 +4,13 @@
 // (cli) reads and checks the file, the queue decision (core) applies them.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/lease.h"
 
 namespace gpupin {
 
@@ -39,7 +42,33 @@ struct HouseRules {
   QueueOrder queue = QueueOrder::kFair;
   // The admin file the rules came from; empty when there is none.
   std::string file;
+  // The line of each rule written in `file`, by its key: "queue",
+  // "max_gpus_per_user", "users.alice.max_gpus_per_job",
+  // "groups.interns.max_gpus_per_user", "reserved".
+  std::map<std::string, int> lines;
   friend bool operator==(const HouseRules&, const HouseRules&) = default;
 };
+
+// One cap as it applies to one user, and the rule that set it.
+struct AppliedCap {
+  std::optional<int> limit;  // nullopt: no limit
+  // The rule's key in HouseRules::lines ("max_gpus_per_user",
+  // "groups.interns.max_gpus_per_user"); empty when no rule sets it.
+  std::string rule;
+};
+
+enum class CapKind { kPerUser, kPerJob };
+
+// The cap of `kind` for `user`, a member of `groups`: the user's own entry,
+// else the strictest entry among their groups, else the one for everyone.
+AppliedCap CapFor(const HouseRules& rules, CapKind kind, const std::string& user,
+                  const std::vector<std::string>& groups);
+
+// "max_gpus_per_user = 2 in /etc/gpupin/config.toml:4", for messages.
+std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap);
+
+// Cards each user holds now: the distinct cards of that user's live leases
+// and reservations together (a shared lease counts its card).
+std::map<uint32_t, int> CardsHeldByUser(const std::vector<Lease>& live_leases);
 
 }  // namespace gpupin

@@ -22,6 +22,11 @@
 //   utilization check is skipped when every process on the card is the
 //   caller's (utilization cannot be attributed per process). Processes whose
 //   owner is unknown (another PID namespace) count as foreign.
+// - Except while it settles: a foreign compute process younger than
+//   --settle (120 s) makes its card busy whatever it uses, since a job that
+//   is still loading has not allocated its memory yet. Graphics-only
+//   processes (Xorg) do not settle; a process of unknown age is judged by
+//   what it uses.
 // - Every live lease blocks an exclusive request, the caller's own included:
 //   two `pick`s by one user at the same moment must get two cards.
 // - A live reservation blocks every request, shared or not. A reservation
@@ -38,7 +43,8 @@
 //   alone, so a value other than 1 is a usage error.
 // - Waiting never helps when the request cannot be met by any state of the
 //   cards: more GPUs than exist, than the caller's allocation, than --only and
-//   --exclude leave, or than have the --mem asked for. That is kUsage. Lost,
+//   --exclude leave, or than have the --mem asked for. That is kNoGpu (no
+//   GPU can be had, as for any other size), and waiting cannot help. Lost,
 //   MIG-enabled and PROHIBITED cards may come back, so they count as kNoGpu,
 //   but a request that only they could complete is not worth a place in the
 //   queue (ChoiceFailure::waiting_can_help; cli/acquire lets a waiter that
@@ -110,14 +116,30 @@ Result<size_t> ResolveGpuId(const std::vector<Gpu>& gpus, const std::string& id,
                                fmt::join(names, ", ")));
 }
 
+}  // namespace
+
+std::set<size_t> ReservedGpuPositions(const std::vector<Gpu>& gpus,
+                                      const std::vector<std::string>& reserved) {
+  std::set<size_t> positions;
+  for (const std::string& id : reserved) {
+    if (auto position = ResolveGpuId(gpus, id, "reserved")) positions.insert(*position);
+  }
+  return positions;
+}
+
+namespace {
+
 struct ResolvedIds {
   std::optional<std::set<size_t>> only;
   std::set<size_t> exclude;
+  std::set<size_t> reserved;
   std::vector<size_t> order;  // positions, first listed first, no repeats
 };
 
-Result<ResolvedIds> ResolveRequestIds(const std::vector<Gpu>& gpus, const Request& request) {
+Result<ResolvedIds> ResolveRequestIds(const std::vector<Gpu>& gpus, const Request& request,
+                                      const std::vector<std::string>& reserved) {
   ResolvedIds ids;
+  ids.reserved = ReservedGpuPositions(gpus, reserved);
   if (!request.only.empty()) ids.only.emplace();
   for (const std::string& id : request.only) {
     auto position = ResolveGpuId(gpus, id, "--only");
@@ -194,7 +216,7 @@ Result<Limits> CheckRequest(const Request& request) {
 }
 
 // Why a card can never serve this request, whatever runs on it.
-enum class Excluded { kNo, kNotAllowed, kNotInOnly, kExcluded, kTooSmall };
+enum class Excluded { kNo, kNotAllowed, kNotInOnly, kExcluded, kReserved, kTooSmall };
 
 Excluded ExclusionOf(const PolicyInput& input, const ResolvedIds& ids, const Limits& limits,
                      size_t position) {
@@ -206,15 +228,18 @@ Excluded ExclusionOf(const PolicyInput& input, const ResolvedIds& ids, const Lim
   }
   if (ids.only && !ids.only->contains(position)) return Excluded::kNotInOnly;
   if (ids.exclude.contains(position)) return Excluded::kExcluded;
+  if (ids.reserved.contains(position) && !(ids.only && ids.only->contains(position)))
+    return Excluded::kReserved;
   if (limits.shared && gpu.memory_total_bytes && *gpu.memory_total_bytes < limits.mem_bytes) {
     return Excluded::kTooSmall;
   }
   return Excluded::kNo;
 }
 
-// kUsage when no state of the cards could give `count` of them.
+// kNoGpu when no state of the cards could give `count` of them.
 Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limits& limits,
-                            int count, const std::string& allowed_by) {
+                            int count, const PolicyInput& input) {
+  const std::string& allowed_by = input.allowed_by;
   auto remaining_after = [&](Excluded last) {
     return std::count_if(exclusions.begin(), exclusions.end(),
                          [&](Excluded e) { return e == Excluded::kNo || e > last; });
@@ -222,12 +247,12 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
   size_t wanted = static_cast<size_t>(count);
   std::string asked = fmt::format("asked for {} GPU{}", count, count == 1 ? "" : "s");
   if (exclusions.size() < wanted) {
-    return MakeError(ExitCode::kUsage,
+    return MakeError(ExitCode::kNoGpu,
                      fmt::format("{} but this machine has {}", asked, exclusions.size()));
   }
   if (const auto allowed = remaining_after(Excluded::kNotAllowed);
       static_cast<size_t>(allowed) < wanted) {
-    return MakeError(ExitCode::kUsage,
+    return MakeError(ExitCode::kNoGpu,
                      fmt::format("{} but {} in your allocation, {}", asked,
                                  allowed == 0   ? "no GPU is"
                                  : allowed == 1 ? "only 1 is"
@@ -238,14 +263,20 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
     // Cards --only names may exist and be free, yet lie outside the allocation.
     const bool limited =
         std::find(exclusions.begin(), exclusions.end(), Excluded::kNotAllowed) != exclusions.end();
-    return MakeError(ExitCode::kUsage,
+    return MakeError(ExitCode::kNoGpu,
                      fmt::format("{} but --only/--exclude leave {}{}", asked,
                                  remaining_after(Excluded::kExcluded),
                                  limited ? " within your allocation, " + allowed_by : ""));
   }
+  if (static_cast<size_t>(remaining_after(Excluded::kReserved)) < wanted) {
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("{} but only {} are not reserved for interactive work ({}); name "
+                                 "reserved cards with --only",
+                                 asked, remaining_after(Excluded::kReserved), input.reserved_by));
+  }
   if (static_cast<size_t>(remaining_after(Excluded::kTooSmall)) < wanted) {
     return MakeError(
-        ExitCode::kUsage,
+        ExitCode::kNoGpu,
         fmt::format("{} with --mem {} but only {} of them have that much memory", asked,
                     FormatBytes(limits.mem_bytes), remaining_after(Excluded::kTooSmall)));
   }
@@ -366,6 +397,7 @@ const char* ExclusionReason(Excluded excluded) {
       return "not in --only";
     case Excluded::kExcluded:
       return "excluded by --exclude";
+    case Excluded::kReserved:
     case Excluded::kTooSmall:
     case Excluded::kNo:
       break;
@@ -389,6 +421,11 @@ class CardJudge {
       result.reason =
           fmt::format("too small: {} total < {} (--mem)", FormatBytes(*gpu.memory_total_bytes),
                       FormatBytes(limits_.mem_bytes));
+      return result;
+    }
+    if (excluded == Excluded::kReserved) {
+      result.reason = fmt::format("reserved for interactive work ({}); name it with --only",
+                                  input_.reserved_by);
       return result;
     }
     if (excluded != Excluded::kNo) {
@@ -557,6 +594,12 @@ class CardJudge {
                          FormatPercent(*limits_.max_util_percent)));
       return;
     }
+    if (const GpuProcess* settling = Settling(state)) {
+      reject(fmt::format("busy: pid {} started {}s ago and may still be allocating (--settle {}s)",
+                         settling->pid, *input_.process_owners.at(settling->pid).age_ms / 1000,
+                         input_.request.settle_ms / 1000));
+      return;
+    }
     if (limits_.shared) {
       JudgeFit(gpu, state, used, result, reject, accept);
       return;
@@ -569,6 +612,22 @@ class CardJudge {
     result.available_bytes = free_bytes.value_or(0);
     accept(fmt::format("{}, {}", free_bytes ? FormatBytes(*free_bytes) + " free" : "memory unknown",
                        UtilText(gpu)));
+  }
+
+  // The youngest foreign compute process still within --settle, if any.
+  const GpuProcess* Settling(const CardState& state) const {
+    const GpuProcess* youngest = nullptr;
+    int64_t youngest_ms = input_.request.settle_ms;
+    for (const GpuProcess* process : state.foreign) {
+      if (!process->compute) continue;
+      auto owner = input_.process_owners.find(process->pid);
+      if (owner == input_.process_owners.end() || !owner->second.age_ms) continue;
+      if (*owner->second.age_ms < youngest_ms) {
+        youngest = process;
+        youngest_ms = *owner->second.age_ms;
+      }
+    }
+    return youngest;
   }
 
   template <class Reject, class Accept>
@@ -726,15 +785,16 @@ Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure) {
   const Request& request = input.request;
   auto limits = CheckRequest(request);
   if (!limits) return limits.error();
-  auto ids = ResolveRequestIds(input.gpus, request);
+  auto ids = ResolveRequestIds(input.gpus, request, input.reserved);
   if (!ids) return ids.error();
 
   std::vector<Excluded> exclusions;
   for (size_t position = 0; position < input.gpus.size(); ++position) {
     exclusions.push_back(ExclusionOf(input, *ids, *limits, position));
   }
-  if (Status possible = CheckCountIsPossible(exclusions, *limits, request.count, input.allowed_by);
+  if (Status possible = CheckCountIsPossible(exclusions, *limits, request.count, input);
       !possible) {
+    if (failure) failure->waiting_can_help = false;
     return possible.error();
   }
 

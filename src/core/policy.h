@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct Request {
   bool near = true;
   bool mine_free = false;
   std::optional<int> max_jobs;  // default: exclusive 1, shared unlimited
+  // A foreign compute process younger than this makes its card busy
+  // whatever it uses: it is probably still allocating. 0: never.
+  int64_t settle_ms = 120'000;
 };
 
 // Who runs a process seen on a GPU (from /proc), for --mine-free, for the
@@ -45,6 +49,7 @@ struct ProcessOwner {
   std::string user;
   std::string command;
   std::optional<std::string> lease_id;  // the gpupin job it descends from
+  std::optional<int64_t> age_ms;        // how long it has run; nullopt: unknown
 };
 
 struct Caller {
@@ -74,6 +79,12 @@ struct PolicyInput {
   // "CUDA_VISIBLE_DEVICES=2,3".
   std::string allowed_by = "CUDA_VISIBLE_DEVICES";
   Request request;
+  // Cards the admin keeps for interactive work (HouseRules::reserved, NVML
+  // indices or UUID prefixes; one that names no card here is ignored): never
+  // chosen unless --only names them. `reserved_by` is the rule, as reasons
+  // name it.
+  std::vector<std::string> reserved;
+  std::string reserved_by = "reserved in the admin config";
   // How "since 14:05" is written in reasons, on the day of now_unix_ms
   // ("since Dec 3 14:05" on another day). Tests pass FormatUtcClock.
   ClockFormatter format_clock = FormatLocalClock;
@@ -112,9 +123,14 @@ struct ChoiceFailure {
 // with whether waiting could help.
 // A count that no state of the cards could meet (more than exist, than the
 // caller's allocation, than --only/--exclude leave, or than have --mem) is
-// kUsage, not kNoGpu: waiting would never help.
+// kNoGpu too, with waiting_can_help false: waiting would never help.
 // The chosen cards come in NVML order; the rules and their reasons are at the
 // top of policy.cc.
 Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure = nullptr);
+
+// The positions in `gpus` of the cards the admin reserved (NVML indices or
+// UUID prefixes); an id that names no card here is ignored.
+std::set<size_t> ReservedGpuPositions(const std::vector<Gpu>& gpus,
+                                      const std::vector<std::string>& reserved);
 
 }  // namespace gpupin

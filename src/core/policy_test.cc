@@ -201,6 +201,52 @@ INSTANTIATE_TEST_SUITE_P(
                    true,
                    "free: 79.7G free, 0% util, foreign process: pid 777 (carol, python eval.py) "
                    "uses 300M"},
+        // ... unless it is younger than --settle: it may still be allocating.
+        ReasonCase{"YoungForeignProcessSettles",
+                   [](PolicyInput& in) {
+                     AddProcess(Gpu0(in), 777, 300 * kMiB);
+                     in.process_owners[777] = Owner(1003, "carol", "python eval.py");
+                     in.process_owners[777].age_ms = 3'500;
+                   },
+                   false,
+                   "busy: pid 777 started 3s ago and may still be allocating (--settle 120s), "
+                   "foreign process: pid 777 (carol, python eval.py) uses 300M"},
+        ReasonCase{"SettledForeignProcessIsJudgedByItsUse",
+                   [](PolicyInput& in) {
+                     AddProcess(Gpu0(in), 777, 300 * kMiB);
+                     in.process_owners[777] = Owner(1003, "carol", "python eval.py");
+                     in.process_owners[777].age_ms = 3'500;
+                     in.request.settle_ms = 3'000;
+                   },
+                   true,
+                   "free: 79.7G free, 0% util, foreign process: pid 777 (carol, python eval.py) "
+                   "uses 300M"},
+        ReasonCase{"SettleZeroTurnsItOff",
+                   [](PolicyInput& in) {
+                     AddProcess(Gpu0(in), 777, 300 * kMiB);
+                     in.process_owners[777] = Owner(1003, "carol", "python eval.py");
+                     in.process_owners[777].age_ms = 0;
+                     in.request.settle_ms = 0;
+                   },
+                   true,
+                   "free: 79.7G free, 0% util, foreign process: pid 777 (carol, python eval.py) "
+                   "uses 300M"},
+        ReasonCase{"YoungGraphicsProcessDoesNotSettle",
+                   [](PolicyInput& in) {
+                     AddProcess(Gpu0(in), 777, 300 * kMiB);
+                     Gpu0(in).processes.back().compute = false;
+                     Gpu0(in).processes.back().graphics = true;
+                     in.process_owners[777] = Owner(1003, "root", "Xorg");
+                     in.process_owners[777].age_ms = 1'000;
+                   },
+                   true, "free: 79.7G free, 0% util, foreign process: pid 777 (root, Xorg) uses 300M"},
+        ReasonCase{"OwnYoungProcessDoesNotSettle",
+                   [](PolicyInput& in) {
+                     AddProcess(Gpu0(in), 12, 300 * kMiB);
+                     in.process_owners[12] = Owner(kCallerUid, "dave", "python old.py");
+                     in.process_owners[12].age_ms = 1'000;
+                   },
+                   true, "free: 79.7G free, 0% util, your process: pid 12 (dave, python old.py) uses 300M"},
         ReasonCase{"LargeForeignProcessMakesItBusy",
                    [](PolicyInput& in) {
                      AddProcess(Gpu0(in), 777, 12 * kGiB);
@@ -511,9 +557,11 @@ TEST(PolicySharedTest, TooSmallCardIsNamedAndNeverCounts) {
   input.request.mem_bytes = 24 * kGiB;
   EXPECT_EQ(ReasonOf(input, 1), "too small: 16G total < 24G (--mem)");
   input.request.count = 2;
-  auto selection = ChooseGpus(input);
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(input, &failure);
   ASSERT_FALSE(selection.ok());
-  EXPECT_EQ(selection.error().code, ExitCode::kUsage);
+  EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
+  EXPECT_FALSE(failure.waiting_can_help);
   EXPECT_EQ(selection.error().message,
             "asked for 2 GPUs with --mem 24G but only 1 of them have that much memory");
 }
@@ -877,21 +925,24 @@ struct UsageCase {
 
 class UsageErrorTest : public ::testing::TestWithParam<UsageCase> {};
 
-TEST_P(UsageErrorTest, IsKUsage) {
+// A count no state of the cards could meet: no GPU, as for any size, and
+// waiting would never help.
+class NeverMeetableTest : public ::testing::TestWithParam<UsageCase> {};
+
+TEST_P(NeverMeetableTest, IsKNoGpuAndWaitingCannotHelp) {
   PolicyInput input = IdleBox(8);
   GetParam().setup(input);
-  auto selection = ChooseGpus(input);
+  ChoiceFailure failure;
+  auto selection = ChooseGpus(input, &failure);
   ASSERT_FALSE(selection.ok());
-  EXPECT_EQ(selection.error().code, ExitCode::kUsage);
+  EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_EQ(selection.error().message, GetParam().message);
+  EXPECT_FALSE(failure.waiting_can_help);
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cases, UsageErrorTest,
+    Cases, NeverMeetableTest,
     ::testing::Values(
-        UsageCase{"ZeroCount", [](PolicyInput& in) { in.request.count = 0; },
-                  "invalid GPU count 0; ask for at least 1"},
-        // Waiting would never help, so this is not kNoGpu.
         UsageCase{"MoreThanExist", [](PolicyInput& in) { in.request.count = 9; },
                   "asked for 9 GPUs but this machine has 8"},
         UsageCase{"MoreThanAllowed",
@@ -923,7 +974,23 @@ INSTANTIATE_TEST_SUITE_P(
                     in.allowed_by = "CUDA_VISIBLE_DEVICES=2,3";
                   },
                   "asked for 1 GPU but --only/--exclude leave 0 within your allocation, "
-                  "CUDA_VISIBLE_DEVICES=2,3"},
+                  "CUDA_VISIBLE_DEVICES=2,3"}),
+    [](const auto& test) { return test.param.name; });
+
+TEST_P(UsageErrorTest, IsKUsage) {
+  PolicyInput input = IdleBox(8);
+  GetParam().setup(input);
+  auto selection = ChooseGpus(input);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_EQ(selection.error().code, ExitCode::kUsage);
+  EXPECT_EQ(selection.error().message, GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, UsageErrorTest,
+    ::testing::Values(
+        UsageCase{"ZeroCount", [](PolicyInput& in) { in.request.count = 0; },
+                  "invalid GPU count 0; ask for at least 1"},
         UsageCase{"NoSuchIndex", [](PolicyInput& in) { in.request.only = {"9"}; },
                   "--only 9: no GPU has that index (NVML indices here run 0 to 7)"},
         UsageCase{

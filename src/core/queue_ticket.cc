@@ -7,6 +7,12 @@
 #include "core/lease_json.h"
 
 namespace gpupin {
+namespace {
+
+// More cards than any machine has; keeps the count an int.
+constexpr uint64_t kMaxTicketCount = 1 << 20;
+
+}  // namespace
 
 std::string TicketToJson(const QueueTicket& ticket) {
   nlohmann::json json = {
@@ -18,6 +24,7 @@ std::string TicketToJson(const QueueTicket& ticket) {
       {"user", ticket.user},
       {"command", ticket.command},
       {"request", ticket.request},
+      {"count", ticket.count},
       {"created_unix_ms", ticket.created_unix_ms},
   };
   if (ticket.waiter) json["waiter"] = ProcessIdentityToJson(*ticket.waiter);
@@ -37,6 +44,7 @@ Result<QueueTicket> TicketFromJson(std::string_view text) {
   ticket.command = fields.String("command");
   ticket.request = fields.String("request");
   ticket.created_unix_ms = fields.Integer("created_unix_ms");
+  ticket.count = static_cast<int>(fields.OptionalUnsigned("count", kMaxTicketCount).value_or(1));
   if (json->contains("waiter") && !json->at("waiter").is_null())
     ticket.waiter = ReadProcessIdentity(fields, "waiter");
   if (!fields.error() && !IsValidRecordId(ticket.id)) {

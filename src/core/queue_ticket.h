@@ -25,6 +25,10 @@ struct QueueTicket {
   std::string user;
   std::string command;
   std::string request;  // what it waits for, for `gpupin leases` ("2 GPUs, 24G shared")
+  // How many cards it waits for, for the other waiters' queue decision (a
+  // user it would take past max_gpus_per_user is passed over). 1 in
+  // tickets of older gpupin.
+  int count = 1;
   int64_t created_unix_ms = 0;
   // The gpupin process waiting for this ticket. For pick, env and docker it
   // is not the holder (the shell or client that gets the cards), and a

@@ -129,8 +129,7 @@ Status WriteRecord(const StateDir& dir, const std::string& name, const std::stri
 
 std::string LeaseFileName(const Lease& lease) { return FileName(lease.id); }
 
-// A ticket's place is known without reading it, so a waiter reads only the
-// tickets it must (PlaceInQueue), not all of them at every turn: first
+// A ticket's place is known from its file, not its content: first
 // the file's change time, which the kernel sets when the ticket is put in
 // place and no user can set back, then the `seq` of its name
 // ("<seq>-<id>.json") among tickets of one clock tick. Any user can write
@@ -386,34 +385,24 @@ std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const std::string
   return ticket;
 }
 
-Result<QueuePlace> LeaseTransaction::PlaceInQueue(const std::optional<QueueTicket>& mine,
-                                                  const LivenessFacts& facts,
-                                                  const StoppedCheck& stopped) {
-  std::vector<TicketFile> files = TicketFiles(queue_, diagnostics_);
-  size_t ahead = files.size();
-  if (mine) {
-    auto it = std::find_if(files.begin(), files.end(),
-                           [&](const TicketFile& file) { return file.id == mine->id; });
-    if (it == files.end() || it->seq != mine->seq) {
-      return MakeError(ExitCode::kError,
-                       "our place in the wait queue vanished; run the command again");
+Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
+    const std::optional<QueueTicket>& mine, const LivenessFacts& facts,
+    const StoppedCheck& stopped) {
+  std::vector<QueueTicket> waiting;
+  bool found = false;
+  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
+    if (mine && file.id == mine->id && file.seq == mine->seq) {
+      waiting.push_back(*mine);
+      found = true;
+    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file.name, facts, stopped)) {
+      waiting.push_back(std::move(*ticket));
     }
-    ahead = static_cast<size_t>(it - files.begin());
   }
-  QueuePlace place;
-  place.ahead = ahead;
-  size_t just_ahead = ahead;
-  while (just_ahead > 0 && !place.just_ahead) {
-    --just_ahead;
-    place.just_ahead = ReadWaitingTicket(files[just_ahead].name, facts, stopped);
-    if (!place.just_ahead) --place.ahead;
+  if (mine && !found) {
+    return MakeError(ExitCode::kError,
+                     "our place in the wait queue vanished; run the command again");
   }
-  for (size_t i = 0; i < just_ahead && !place.head; ++i) {
-    place.head = ReadWaitingTicket(files[i].name, facts, stopped);
-    if (!place.head) --place.ahead;
-  }
-  if (!place.head) place.head = place.just_ahead;
-  return place;
+  return waiting;
 }
 
 // The sequence continues from the tickets present rather than from a counter

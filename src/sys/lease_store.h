@@ -50,16 +50,6 @@ std::string NewRecordId(const ProcessIdentity& holder);
 // A ticket's file name in queue/: "<seq>-<id>.json" (doc/state-dir.md).
 std::string TicketFileName(const QueueTicket& ticket);
 
-// Where a waiter stands in the queue, as LeaseTransaction::PlaceInQueue
-// finds it.
-struct QueuePlace {
-  // Tickets ahead. Those between the head and just_ahead are counted by
-  // name, unread: a dead one among them counts until someone reads it.
-  size_t ahead = 0;
-  std::optional<QueueTicket> just_ahead;  // nullopt: nobody is ahead
-  std::optional<QueueTicket> head;        // the first ticket, when someone is ahead
-};
-
 class LeaseTransaction;
 
 class LeaseStore {
@@ -140,15 +130,15 @@ class LeaseTransaction {
   // The tickets whose holders live, earliest first; dead ones are removed
   // where allowed, as for leases.
   std::vector<QueueTicket> LiveTickets(const LivenessFacts& facts);
-  // Where the ticket `mine` stands (nullopt: a newcomer, behind everyone),
-  // reading only the live ticket just ahead of it and the head: a waiter's
-  // turn costs the same with 5 or 500 waiters. Dead tickets met on the way
-  // are removed where allowed. A ticket whose holder or waiter is `stopped` (a job
-  // suspended with Ctrl-Z while it waited) is passed over, not removed: it
-  // would hold up everyone behind it, and it takes its place again when
-  // continued. Fails when `mine` is no longer in the queue.
-  Result<QueuePlace> PlaceInQueue(const std::optional<QueueTicket>& mine,
-                                  const LivenessFacts& facts, const StoppedCheck& stopped = {});
+  // The queue as a waiter sees it, in order: the live tickets (dead ones
+  // are removed where allowed, as for leases) except those whose holder or
+  // waiter is `stopped` (a job suspended with Ctrl-Z while it waited): passed
+  // over, not removed, it would hold up everyone behind it, and it takes its
+  // place again when continued. `mine` is always among them; fails when it
+  // is no longer in the queue.
+  Result<std::vector<QueueTicket>> WaitingTickets(const std::optional<QueueTicket>& mine,
+                                                  const LivenessFacts& facts,
+                                                  const StoppedCheck& stopped = {});
   // Joins the end of the queue: assigns `ticket.seq` (after every ticket
   // present) and, when empty, `ticket.id`; returns the ticket as recorded.
   Result<QueueTicket> TakeTicket(QueueTicket ticket);

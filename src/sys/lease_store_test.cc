@@ -56,6 +56,30 @@ int64_t MonotonicNs() {
       .count();
 }
 
+// Where a waiter stands in the queue WaitingTickets returns.
+struct Place {
+  size_t ahead = 0;
+  std::optional<QueueTicket> just_ahead;  // nullopt: nobody is ahead
+  std::optional<QueueTicket> head;        // the first ticket, when someone is ahead
+};
+
+Result<Place> PlaceOf(LeaseTransaction& t, const std::optional<QueueTicket>& mine,
+                      const LivenessFacts& facts, const StoppedCheck& stopped = {}) {
+  Result<std::vector<QueueTicket>> waiting = t.WaitingTickets(mine, facts, stopped);
+  if (!waiting) return waiting.error();
+  Place place;
+  place.ahead = waiting->size();
+  if (mine) {
+    place.ahead =
+        static_cast<size_t>(std::find(waiting->begin(), waiting->end(), *mine) - waiting->begin());
+  }
+  if (place.ahead > 0) {
+    place.just_ahead = (*waiting)[place.ahead - 1];
+    place.head = waiting->front();
+  }
+  return place;
+}
+
 struct Fixture {
   TempDir tmp;
   std::vector<std::string> diagnostics;
@@ -270,7 +294,7 @@ TEST(LeaseStore, ATicketNamingAProcessOfAnotherUserIsDead) {
   f.Transact([&](LeaseTransaction& t) {
     EXPECT_EQ(t.ReadTickets().size(), 1u);
     EXPECT_TRUE(t.LiveTickets(RealFacts()).empty());
-    Result<QueuePlace> place = t.PlaceInQueue(std::nullopt, RealFacts());
+    Result<Place> place = PlaceOf(t, std::nullopt, RealFacts());
     ASSERT_TRUE(place.ok());
     EXPECT_FALSE(place->just_ahead.has_value()) << "a newcomer is first";
   });
@@ -290,7 +314,7 @@ TEST(LeaseStore, ATicketCountsOnlyWhileAGpupinWaitsForIt) {
     ASSERT_TRUE(t.TakeTicket(named).ok());
     QueueTicket holder_only{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
     ASSERT_TRUE(t.TakeTicket(holder_only).ok());
-    Result<QueuePlace> place = t.PlaceInQueue(std::nullopt, facts);
+    Result<Place> place = PlaceOf(t, std::nullopt, facts);
     ASSERT_TRUE(place.ok());
     EXPECT_FALSE(place->just_ahead.has_value()) << "no gpupin waits: a newcomer is first";
   });
@@ -391,26 +415,26 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
     ASSERT_EQ(all.size(), 3u);
     EXPECT_EQ(all[2], *third);
 
-    Result<QueuePlace> place = t.PlaceInQueue(*third, RealFacts());
+    Result<Place> place = PlaceOf(t, *third, RealFacts());
     ASSERT_TRUE(place.ok()) << place.error().message;
     EXPECT_EQ(place->ahead, 1u) << "the dead ticket just ahead is read, removed, not counted";
     EXPECT_EQ(place->just_ahead, *first);
     EXPECT_EQ(place->head, *first);
     EXPECT_EQ(t.ReadTickets().size(), 2u) << "the dead ticket file is removed";
-    place = t.PlaceInQueue(*first, RealFacts());
+    place = PlaceOf(t, *first, RealFacts());
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->ahead, 0u);
     EXPECT_FALSE(place->just_ahead.has_value());
-    EXPECT_FALSE(t.PlaceInQueue(*dead, RealFacts()).ok()) << "a removed ticket has no place";
+    EXPECT_FALSE(PlaceOf(t, *dead, RealFacts()).ok()) << "a removed ticket has no place";
 
-    place = t.PlaceInQueue(std::nullopt, RealFacts());  // a newcomer
+    place = PlaceOf(t, std::nullopt, RealFacts());  // a newcomer
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->ahead, 2u);
     EXPECT_EQ(place->just_ahead, *third);
     EXPECT_EQ(place->head, *first);
 
     ASSERT_TRUE(t.RemoveTicket(*first).ok());
-    place = t.PlaceInQueue(*third, RealFacts());
+    place = PlaceOf(t, *third, RealFacts());
     ASSERT_TRUE(place.ok());
     EXPECT_FALSE(place->just_ahead.has_value()) << "third is the head now";
     EXPECT_EQ(t.LiveTickets(RealFacts()), std::vector<QueueTicket>{*third});
@@ -439,19 +463,19 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
         t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiting", "1 GPU", 0});
     ASSERT_TRUE(first.ok() && second.ok());
 
-    Result<QueuePlace> place = t.PlaceInQueue(*second, RealFacts(), stopped);
+    Result<Place> place = PlaceOf(t, *second, RealFacts(), stopped);
     ASSERT_TRUE(place.ok()) << place.error().message;
     EXPECT_FALSE(place->just_ahead.has_value()) << "the stopped ticket does not hold us up";
     EXPECT_EQ(place->ahead, 0u);
     EXPECT_EQ(t.ReadTickets().size(), 2u) << "the stopped ticket is kept";
-    place = t.PlaceInQueue(std::nullopt, RealFacts(), stopped);
+    place = PlaceOf(t, std::nullopt, RealFacts(), stopped);
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->just_ahead, *second);
     EXPECT_EQ(place->head, *second);
 
     ASSERT_EQ(kill(child, SIGCONT), 0);
     ASSERT_EQ(waitpid(child, &status, WCONTINUED), child);
-    place = t.PlaceInQueue(*second, RealFacts(), stopped);
+    place = PlaceOf(t, *second, RealFacts(), stopped);
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->just_ahead, *first) << "continued, it is ahead of us again";
     EXPECT_EQ(place->ahead, 1u);
@@ -487,7 +511,7 @@ TEST(LeaseStore, ATicketWhoseWaiterIsGoneIsDeadThoughItsHolderLives) {
     Result<QueueTicket> second = t.TakeTicket(waiting);
     ASSERT_TRUE(first.ok() && second.ok());
 
-    Result<QueuePlace> place = t.PlaceInQueue(*second, RealFacts());
+    Result<Place> place = PlaceOf(t, *second, RealFacts());
     ASSERT_TRUE(place.ok()) << place.error().message;
     EXPECT_FALSE(place->just_ahead.has_value()) << "the orphaned ticket does not hold us up";
     EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{*second}) << "and it is removed";
@@ -529,11 +553,11 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
       store->queue_dir().WriteFileAtomic(TicketFileName(highest), TicketToJson(highest)).ok());
   f.Transact([&](LeaseTransaction& t) {
     EXPECT_EQ(t.LiveTickets(RealFacts()), (std::vector<QueueTicket>{ours, forged, highest}));
-    Result<QueuePlace> place = t.PlaceInQueue(forged, RealFacts());
+    Result<Place> place = PlaceOf(t, forged, RealFacts());
     ASSERT_TRUE(place.ok()) << place.error().message;
     EXPECT_EQ(place->ahead, 1u);
     EXPECT_EQ(place->head, ours);
-    place = t.PlaceInQueue(ours, RealFacts());
+    place = PlaceOf(t, ours, RealFacts());
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->ahead, 0u) << "ours is still the head";
     std::this_thread::sleep_for(30ms);
@@ -541,7 +565,7 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
         t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
     ASSERT_TRUE(after.ok()) << after.error().message;
     EXPECT_EQ(after->seq, kMaxTicketSeq);
-    place = t.PlaceInQueue(*after, RealFacts());
+    place = PlaceOf(t, *after, RealFacts());
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->ahead, 3u) << "the newest ticket is the last";
   });
@@ -560,7 +584,7 @@ TEST(LeaseStore, ATicketMustSitUnderTheNameOfItsPlace) {
   ASSERT_TRUE(store->queue_dir().WriteFileAtomic("99999999999999999999-abc.json", text).ok());
   f.Transact([&](LeaseTransaction& t) {
     EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{real});
-    Result<QueuePlace> place = t.PlaceInQueue(std::nullopt, RealFacts());
+    Result<Place> place = PlaceOf(t, std::nullopt, RealFacts());
     ASSERT_TRUE(place.ok());
     EXPECT_EQ(place->just_ahead, real);
     EXPECT_EQ(place->head, real);
@@ -754,7 +778,7 @@ int Waiter(int index, int report_fd, const std::string& state) {
   while (lease_id.empty()) {
     std::vector<ProcessIdentity> watched;
     status = store->Transact([&](LeaseTransaction& t) -> Status {
-      Result<QueuePlace> place = t.PlaceInQueue(mine, RealFacts());
+      Result<Place> place = PlaceOf(t, mine, RealFacts());
       if (!place) return place.error();
       std::vector<Lease> leases = t.LiveLeases(RealFacts());
       if (place->just_ahead) watched.push_back(place->just_ahead->holder);

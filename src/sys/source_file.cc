@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "sys/unique_fd.h"
 
@@ -17,12 +18,41 @@ Error CannotRead(const std::string& path, const std::string& why) {
   return MakeError(ExitCode::kUsage, fmt::format("cannot check {}: {}", path, why));
 }
 
+// Reads all of `fd`; the error's message is only why not, for the caller
+// to word.
+Result<std::string> ReadAll(int fd, size_t max_bytes) {
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return MakeError(ExitCode::kError, std::strerror(errno));
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    // The file may grow after fstat: the limit holds for what is read.
+    if (text.size() > max_bytes)
+      return MakeError(ExitCode::kError, "grew past the size limit while read");
+  }
+  return text;
+}
+
+// O_NONBLOCK: opening a FIFO must not wait for a writer; the caller's fstat
+// then refuses it.
+int OpenToRead(const std::string& path) {
+  return open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+}
+
+// Why `info` (the admin file or its folder) cannot be trusted; empty if it can.
+std::string Untrusted(const struct stat& info) {
+  if (info.st_uid != 0) return "is not owned by root";
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "is writable by group or others";
+  return "";
+}
+
 }  // namespace
 
 Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; the fstat below
-  // then refuses it.
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  UniqueFd fd(OpenToRead(path));
   if (!fd.valid()) return CannotRead(path, std::strerror(errno));
   struct stat info {};
   if (fstat(fd.get(), &info) != 0) return CannotRead(path, std::strerror(errno));
@@ -31,18 +61,49 @@ Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes) {
     return CannotRead(path, fmt::format("larger than {} MiB; is it really a Python file?",
                                         max_bytes / (size_t{1024} * 1024)));
   }
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    ssize_t n = read(fd.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return CannotRead(path, std::strerror(errno));
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    // The file may grow after fstat: the limit holds for what is read.
-    if (text.size() > max_bytes) return CannotRead(path, "grew past the size limit while read");
-  }
+  Result<std::string> text = ReadAll(fd.get(), max_bytes);
+  if (!text.ok()) return CannotRead(path, text.error().message);
   return text;
+}
+
+Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_t max_bytes,
+                                                  FileTrust trust) {
+  auto refuse = [&](const std::string& why) {
+    return MakeError(ExitCode::kError, fmt::format("{}: {}", path, why));
+  };
+  UniqueFd fd(OpenToRead(path));
+  if (!fd.valid()) {
+    if (errno == ENOENT || (trust == FileTrust::kCallersOwn && errno == EACCES))
+      return std::optional<std::string>();
+    return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
+  }
+  struct stat info {};
+  if (fstat(fd.get(), &info) != 0) return refuse(std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return refuse("not a regular file");
+  if (trust == FileTrust::kCallersOwn && info.st_uid != geteuid())
+    return std::optional<std::string>();
+  const std::string fix = fmt::format(
+      "; its rules bind every user, so only root may write it: chown root {} && chmod go-w {}",
+      path, path);
+  if (std::string why = Untrusted(info); trust == FileTrust::kRootOnly && !why.empty())
+    return refuse(why + fix);
+  // Whoever may write the folder may put another file in its place.
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  struct stat folder_info {};
+  if (trust == FileTrust::kRootOnly &&
+      stat(folder.empty() ? "." : folder.c_str(), &folder_info) == 0) {
+    if (std::string why = Untrusted(folder_info); !why.empty()) {
+      return refuse(fmt::format(
+          "its folder {} {}; its rules bind every user, so only root may write there: chown "
+          "root {} && chmod go-w {}",
+          folder, why, folder, folder));
+    }
+  }
+  if (static_cast<uint64_t>(info.st_size) > max_bytes)
+    return refuse(fmt::format("larger than {} KiB; not a gpupin config file", max_bytes / 1024));
+  Result<std::string> text = ReadAll(fd.get(), max_bytes);
+  if (!text.ok()) return refuse(text.error().message);
+  return std::optional<std::string>(std::move(*text));
 }
 
 }  // namespace gpupin

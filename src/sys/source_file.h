@@ -1,8 +1,10 @@
-// Reads a file the user names for checking (doctor's Python files): only a
-// regular file, only up to a size, and never blocking on a FIFO or device.
+// Reads a file the user names for checking (doctor's Python files) or the
+// admin's config: only a regular file, only up to a size, and never blocking
+// on a FIFO or device.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -16,5 +18,21 @@ inline constexpr size_t kMaxSourceFileBytes = size_t{4} * 1024 * 1024;
 // FIFO, a device; a symlink to a regular file is fine) or larger than
 // `max_bytes`.
 Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes = kMaxSourceFileBytes);
+
+enum class FileTrust {
+  // A user's own defaults: a file that is not the caller's, or lies where
+  // the caller cannot look (HOME left pointing at another user's home by
+  // sudo or setpriv), counts as none.
+  kCallersOwn,
+  // A file whose word binds everyone (the admin's /etc/gpupin/config.toml):
+  // only root may write it or its folder, or anyone could change the rules.
+  kRootOnly,
+};
+
+// The whole text of a config file, or nullopt when there is none. Fails
+// (ExitCode::kError, naming the file and the fix) unless it is a regular
+// file of at most `max_bytes` that `trust` accepts.
+Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_t max_bytes,
+                                                  FileTrust trust);
 
 }  // namespace gpupin

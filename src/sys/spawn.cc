@@ -8,10 +8,12 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 
@@ -169,6 +171,23 @@ std::vector<std::string> ExecCandidates(const std::string& file, const char* pat
 }
 
 }  // namespace
+
+Status FindCommand(const std::string& file) {
+  bool found = false;
+  for (const std::string& candidate : ExecCandidates(file, std::getenv("PATH"))) {
+    struct stat info {};
+    if (stat(candidate.c_str(), &info) != 0) continue;
+    found = true;
+    if (S_ISREG(info.st_mode) && access(candidate.c_str(), X_OK) == 0) return Ok{};
+  }
+  const bool path_search = file.find('/') == std::string::npos;
+  if (found) {
+    return MakeError(kCommandNotExecutable, fmt::format("{}: not an executable file{}", file,
+                                                        path_search ? " anywhere in PATH" : ""));
+  }
+  return MakeError(kCommandNotFound,
+                   fmt::format("{}: command not found{}", file, path_search ? " in PATH" : ""));
+}
 
 Result<PendingChild> CreatePendingChild() {
   auto launch = std::make_unique<ChildLaunch>();

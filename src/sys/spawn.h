@@ -22,6 +22,16 @@ struct ChildLaunch;
 // waits on a pipe until Start(); if gpupin dies before that, the child sees
 // the pipe close and exits without running the command, so no job ever
 // runs without its lease.
+// run's exit status, as a shell's, for a command it cannot start.
+inline constexpr ExitCode kCommandNotExecutable = static_cast<ExitCode>(126);
+inline constexpr ExitCode kCommandNotFound = static_cast<ExitCode>(127);
+
+// Whether the command `file` (argv[0]) can be run as execvp would find it
+// under gpupin's PATH, which the job inherits: checked before any GPU is
+// chosen. Fails with kCommandNotFound (nothing by that name) or
+// kCommandNotExecutable (found, but not an executable file).
+Status FindCommand(const std::string& file);
+
 class PendingChild {
  public:
   PendingChild(PendingChild&& other) noexcept;

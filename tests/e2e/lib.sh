@@ -16,6 +16,9 @@ TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpupin-e2e.XXXXXX")
 # so tests never see each other's leases or simulated processes.
 export GPUPIN_STATE_DIR="$TEST_TMP/state"
 export GPUPIN_SIM_LIVE_DIR="$TEST_TMP/live"
+# As a machine's state directory is: a command that only reads it refuses
+# one that does not exist.
+install -d -m 1777 "$GPUPIN_STATE_DIR"
 unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER NVIDIA_VISIBLE_DEVICES SLURM_JOB_GPUS SLURM_STEP_GPUS GPU_DEVICE_ORDINAL
 export NO_COLOR=1
 
@@ -245,7 +248,9 @@ as_nobody_setup() {
 as_nobody_copies() {
   as_nobody_setup
   install -d -m 0755 "$TEST_TMP/bin"
-  install -m 0755 "$GPUPIN" "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$WORKLOAD" "$TEST_TMP/bin"
+  # After house_rules, GPUPIN is the copy already there.
+  [[ $GPUPIN == "$TEST_TMP/bin/gpupin" ]] || install -m 0755 "$GPUPIN" "$TEST_TMP/bin"
+  install -m 0755 "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$WORKLOAD" "$TEST_TMP/bin"
   install -m 0644 "$1" "$TEST_TMP/bin/scenario.json"
   install -d -m 1777 "$GPUPIN_SIM_LIVE_DIR"
   GPUPIN="$TEST_TMP/bin/gpupin"
@@ -288,4 +293,36 @@ help_commands() {
 # gpupin's own), one a line ("-n", "--count", "--near", "--no-near").
 help_options() {
   help_entries "$1" Options | tr ',' '\n' | sed 's/{.*//'
+}
+
+# shared_copies SCENARIO: as_nobody_copies, plus a workload log $log that
+# both users may write, `scenario` naming the shared copy, and the state
+# directory created.
+shared_copies() {
+  as_nobody_copies "$1"
+  scenario=$SCENARIO
+  log="$TEST_TMP/workload.log"
+  install -m 0666 /dev/null "$log"
+  "$GPUPIN" --simulate "$scenario" ls >/dev/null
+}
+
+# house_rules TEXT: the admin's config file for this test holds TEXT
+# (printf %b), and GPUPIN becomes gpupin-testing, the test build's copy of
+# gpupin that reads the admin's file from GPUPIN_TEST_ADMIN_CONFIG instead of
+# /etc/gpupin/config.toml (doc/config.md). The file is root's, as the real
+# one must be, so the test is skipped unless it runs as root. The binary and
+# the simulated libraries are copied to $TEST_TMP/bin, where a second user
+# (as_nobody_setup) can run them too. Call again to change the rules.
+house_rules() {
+  if [[ $(id -u) != 0 ]]; then
+    echo "skipped: the admin's file must be root's; run as root"
+    exit 0
+  fi
+  install -d -m 0755 "$TEST_TMP/etc" "$TEST_TMP/bin"
+  printf '%b' "$1" >"$TEST_TMP/etc/config.toml"
+  chmod 0644 "$TEST_TMP/etc/config.toml"
+  install -m 0755 "$GPUPIN_BIN_DIR/gpupin-testing" "$TEST_TMP/bin/gpupin"
+  install -m 0755 "$GPUPIN_BIN_DIR"/libgpupin-sim-*.so "$TEST_TMP/bin"
+  export GPUPIN_TEST_ADMIN_CONFIG="$TEST_TMP/etc/config.toml"
+  GPUPIN="$TEST_TMP/bin/gpupin"
 }

@@ -77,7 +77,7 @@ expect_eq "$STATUS" 2 "--env with --pid status"
 # pick inside such a value says that CUDA reads it only in part, and where to
 # see how.
 CUDA_VISIBLE_DEVICES=2,2 run_status "$GPUPIN" "${SIM[@]}" pick
-expect_eq "$STATUS" 2 "pick inside a repeated device"
+expect_eq "$STATUS" 3 "pick inside a repeated device"
 expect_contains "$ERR" "no GPU is in your allocation, CUDA_VISIBLE_DEVICES=2,2, which CUDA reads only in part (gpupin map says how)" "pick names the cut"
 CUDA_VISIBLE_DEVICES=1-3 run_status "$GPUPIN" "${SIM[@]}" pick -n 2
 expect_contains "$ERR" "only 1 is in your allocation, CUDA_VISIBLE_DEVICES=1-3, which CUDA reads only in part" "pick names a range"

@@ -1,0 +1,301 @@
+#include "cli/config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli/machine_state.h"
+#include "core/printable.h"
+#include "out/inventory_json.h"
+#include "out/json_value.h"
+#include "out/table.h"
+#include "sys/procfs.h"
+#include "sys/user_groups.h"
+
+namespace gpupin {
+namespace {
+
+// One setting as `gpupin config` shows it.
+struct SettingRow {
+  std::string key;  // "state-dir", or "run.order" for a --config section's
+  std::string value;
+  std::string from;
+};
+
+// An option's key in the files: its long name, else its short one.
+std::string KeyOf(const CLI::Option& option) {
+  if (!option.get_lnames().empty()) return option.get_lnames().front();
+  if (!option.get_snames().empty()) return option.get_snames().front();
+  return option.get_name();
+}
+
+bool Listed(const CLI::Option& option) {
+  const std::string key = KeyOf(option);
+  return !option.get_positional() && key != "help" && key != "help-all" && key != "version" &&
+         key != "config";
+}
+
+std::string Place(const ConfigSetting& setting) {
+  return fmt::format("{}:{}", setting.file, setting.line);
+}
+
+std::string Joined(const std::vector<std::string>& inputs) {
+  return fmt::format("{}", fmt::join(inputs, ","));
+}
+
+// The setting of a file that gives `key` (`max_used` and `max-used` alike).
+const ConfigSetting* FileSetting(const std::vector<ConfigSetting>& settings, const CLI::App& owner,
+                                 const CLI::Option& option) {
+  for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
+    if (it->command.empty() && FindConfigOption(owner, it->key) == &option) return &*it;
+  }
+  return nullptr;
+}
+
+bool TypedOnCommandLine(const CLI::Option& option, const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    for (const std::string& name : option.get_lnames()) {
+      if (word == "--" + name || word.starts_with("--" + name + "=")) return true;
+    }
+    for (const std::string& name : option.get_snames()) {
+      if (word.size() >= 2 && word[0] == '-' && word[1] != '-' &&
+          word.find(name) != std::string::npos)
+        return true;
+    }
+  }
+  return false;
+}
+
+// What set a global option that was given, in CLI11's order: the command
+// line, then --config, then the environment, then the files' defaults.
+std::string GivenFrom(const CLI::App& app, const CLI::Option& option,
+                      const ConfigSources& sources) {
+  if (TypedOnCommandLine(option, sources.command_line)) return "command line";
+  if (const ConfigSetting* read = FileSetting(*sources.config_option, app, option))
+    return "--config " + Place(*read);
+  if (!option.get_envname().empty() && std::getenv(option.get_envname().c_str()))
+    return "environment " + option.get_envname();
+  for (const auto* settings : {&sources.user_defaults, &sources.admin_defaults}) {
+    if (const ConfigSetting* set = FileSetting(*settings, app, option)) return Place(*set);
+  }
+  return "command line";
+}
+
+std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sources,
+                                 const std::map<std::string, std::string>& built_in) {
+  std::vector<SettingRow> rows;
+  std::set<std::string> seen;
+  auto built_in_value = [&](const std::string& key) {
+    auto it = built_in.find(key);
+    // An option with no value of its own ("" or an empty list "[]").
+    return it == built_in.end() || it->second.empty() || it->second == "[]" ? std::string("-")
+                                                                            : it->second;
+  };
+  for (const CLI::Option* option : app.get_options()) {
+    if (!Listed(*option)) continue;
+    const std::string key = KeyOf(*option);
+    seen.insert(key);
+    if (option->count() > 0) {
+      rows.push_back({key, Joined(option->results()), GivenFrom(app, *option, sources)});
+    } else {
+      rows.push_back({key, built_in_value(key), "built in"});
+    }
+  }
+  for (const CLI::App* command : app.get_subcommands({})) {
+    for (const CLI::Option* option : command->get_options()) {
+      const std::string key = KeyOf(*option);
+      if (!Listed(*option) || !seen.insert(key).second) continue;
+      SettingRow row{key, built_in_value(key), "built in"};
+      for (const auto* settings : {&sources.admin_defaults, &sources.user_defaults}) {
+        if (const ConfigSetting* set = FileSetting(*settings, *command, *option))
+          row = {key, Joined(set->inputs), Place(*set)};
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  for (const ConfigSetting& read : *sources.config_option) {
+    if (!read.command.empty()) {
+      rows.push_back(
+          {read.command + "." + read.key, Joined(read.inputs), "--config " + Place(read)});
+    }
+  }
+  return rows;
+}
+
+std::string RuleFrom(const HouseRules& rules, const std::string& key) {
+  auto line = rules.lines.find(key);
+  return line == rules.lines.end() ? "built in" : fmt::format("{}:{}", rules.file, line->second);
+}
+
+std::string CapText(const std::optional<int>& cap) {
+  return cap ? std::to_string(*cap) : "no limit";
+}
+
+std::vector<SettingRow> Limits(const HouseRules& rules) {
+  std::vector<SettingRow> rows = {
+      {"queue", rules.queue == QueueOrder::kFifo ? "fifo" : "fair", RuleFrom(rules, "queue")},
+      {"max_gpus_per_user", CapText(rules.caps.max_gpus_per_user),
+       RuleFrom(rules, "max_gpus_per_user")},
+      {"max_gpus_per_job", CapText(rules.caps.max_gpus_per_job),
+       RuleFrom(rules, "max_gpus_per_job")},
+      {"reserved",
+       rules.reserved.empty() ? "none" : fmt::format("{}", fmt::join(rules.reserved, ",")),
+       RuleFrom(rules, "reserved")},
+  };
+  for (const auto& [kind, entries] :
+       {std::pair{"users", &rules.user_caps}, std::pair{"groups", &rules.group_caps}}) {
+    for (const auto& [name, caps] : *entries) {
+      for (const auto& [cap_key, cap] : {std::pair{"max_gpus_per_user", caps.max_gpus_per_user},
+                                         std::pair{"max_gpus_per_job", caps.max_gpus_per_job}}) {
+        if (!cap) continue;
+        std::string key = fmt::format("{}.{}.{}", kind, name, cap_key);
+        rows.push_back({key, std::to_string(*cap), RuleFrom(rules, key)});
+      }
+    }
+  }
+  return rows;
+}
+
+struct Holdings {
+  std::string user;
+  int held = 0;
+  AppliedCap cap;
+  std::optional<std::string> unknown;  // why the holdings could not be counted
+};
+
+Holdings CallerHoldings(World& world) {
+  const uint32_t uid = getuid();
+  Holdings holdings{UserName(uid),
+                    0,
+                    CapFor(world.rules(), CapKind::kPerUser, UserName(uid), UserGroups(uid)),
+                    {}};
+  Result<LeaseStore*> store = world.Leases();
+  if (!store.ok()) {
+    holdings.unknown = store.error().message;
+    return holdings;
+  }
+  Inventory inventory;
+  if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
+    if (Result<Inventory> snapshot = (*gpus)->Snapshot(gpu_facts::kProcesses); snapshot.ok())
+      inventory = std::move(*snapshot);
+  }
+  LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
+  std::vector<Lease> live;
+  Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+    live = txn.LiveLeases(facts);
+    return Ok{};
+  });
+  if (!read.ok()) {
+    holdings.unknown = read.error().message;
+    return holdings;
+  }
+  holdings.held = CardsHeldByUser(live)[uid];
+  return holdings;
+}
+
+nlohmann::ordered_json RowsJson(const std::vector<SettingRow>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SettingRow& row : rows)
+    out.push_back({{"key", row.key}, {"value", row.value}, {"from", row.from}});
+  return out;
+}
+
+std::string RowsText(const std::vector<SettingRow>& rows) {
+  Table table({{"SETTING"}, {"VALUE"}, {"FROM"}});
+  for (const SettingRow& row : rows)
+    table.AddRow({Printable(row.key), Printable(row.value), Printable(row.from)});
+  return table.Render();
+}
+
+std::string FileState(const std::string& path) {
+  if (path.empty()) return "none (neither XDG_CONFIG_HOME nor HOME is set)";
+  return access(path.c_str(), F_OK) == 0 ? path : path + " (none)";
+}
+
+Result<int> ShowConfig(World& world, const CLI::App& app,
+                       const std::map<std::string, std::string>& built_in) {
+  if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
+  const ConfigSources& sources = world.config();
+  std::vector<SettingRow> settings = Settings(app, sources, built_in);
+  std::vector<SettingRow> limits = Limits(world.rules());
+  Holdings holdings = CallerHoldings(world);
+  if (world.options().json) {
+    nlohmann::ordered_json you = {
+        {"user", holdings.user},
+        {"gpus_held", holdings.unknown ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(holdings.held)},
+        {"max_gpus_per_user", OrNull(holdings.cap.limit)},
+        {"rule", holdings.cap.limit
+                     ? nlohmann::ordered_json(DescribeCap(world.rules(), holdings.cap))
+                     : nlohmann::ordered_json(nullptr)}};
+    nlohmann::ordered_json out = {
+        {"schema_version", kJsonSchemaVersion},
+        {"files", {{"admin", sources.admin_file}, {"user", TextOrNull(sources.user_file)}}},
+        {"settings", RowsJson(settings)},
+        {"limits", RowsJson(limits)},
+        {"you", you}};
+    std::printf("%s\n", JsonText(out).c_str());
+    return 0;
+  }
+  std::printf("files: admin %s, user %s\n\n%s\nhouse rules:\n%s\n",
+              Printable(FileState(sources.admin_file)).c_str(),
+              Printable(FileState(sources.user_file)).c_str(), RowsText(settings).c_str(),
+              RowsText(limits).c_str());
+  if (holdings.unknown) {
+    std::printf("you (%s): holdings unknown: %s\n", Printable(holdings.user).c_str(),
+                Printable(*holdings.unknown).c_str());
+  } else {
+    std::printf(
+        "you (%s): hold %d GPU%s; the most you may hold: %s\n", Printable(holdings.user).c_str(),
+        holdings.held, holdings.held == 1 ? "" : "s",
+        Printable(holdings.cap.limit ? DescribeCap(world.rules(), holdings.cap) : "no limit")
+            .c_str());
+  }
+  return 0;
+}
+
+// Each option's built-in default as text, read before parsing changes the
+// variables behind them. CLI11 keeps such text only on request, and then
+// shows it in --help: it is taken and put back.
+std::map<std::string, std::string> BuiltInDefaults(CLI::App& app) {
+  std::map<std::string, std::string> defaults;
+  auto take = [&](CLI::Option* option) {
+    const std::string key = KeyOf(*option);
+    if (!Listed(*option) || defaults.contains(key)) return;
+    const std::string shown = option->get_default_str();
+    option->capture_default_str();
+    defaults[key] = option->get_default_str();
+    option->default_str(shown);
+  };
+  for (CLI::Option* option : app.get_options({})) take(option);
+  for (CLI::App* command : app.get_subcommands({})) {
+    for (CLI::Option* option : command->get_options({})) take(option);
+  }
+  return defaults;
+}
+
+}  // namespace
+
+CommandSpec ConfigCommand() {
+  return {
+      "config", "show every setting in effect, where it came from, and your GPUs against your cap",
+      [](CLI::App& command) {
+        command.footer(
+            "Settings come from, weakest first: gpupin's built-in defaults, the admin's\n"
+            "/etc/gpupin/config.toml ([defaults]; its [limits] bind everyone, root too),\n"
+            "your $XDG_CONFIG_HOME/gpupin/config.toml (~/.config/gpupin/config.toml;\n"
+            "[defaults] only), --config FILE / GPUPIN_CONFIG, the environment, and the\n"
+            "command line. See doc/config.md.");
+        CLI::App& app = *command.get_parent();
+        auto built_in = std::make_shared<std::map<std::string, std::string>>(BuiltInDefaults(app));
+        return [&app, built_in](World& world) { return ShowConfig(world, app, *built_in); };
+      }};
+}
+
+}  // namespace gpupin

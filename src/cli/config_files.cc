@@ -1,0 +1,78 @@
+#include "cli/config_files.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "sys/source_file.h"
+
+namespace gpupin {
+namespace {
+
+constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+
+Result<ConfigFileContent> ReadOne(const CLI::App& app, const std::string& path, ConfigFileKind kind,
+                                  const std::string& admin_file) {
+  Result<std::optional<std::string>> text = ReadConfigText(
+      path, kMaxConfigBytes,
+      kind == ConfigFileKind::kAdmin ? FileTrust::kRootOnly : FileTrust::kCallersOwn);
+  if (!text.ok()) return text.error();
+  if (!*text) return ConfigFileContent{};
+  return ReadConfigFile(app, **text, path, kind, admin_file);
+}
+
+}  // namespace
+
+std::string UserConfigPath() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  // The XDG rule: a relative value is to be ignored.
+  if (xdg && *xdg == '/') return fmt::format("{}/gpupin/config.toml", xdg);
+  const char* home = std::getenv("HOME");
+  if (home && *home) return fmt::format("{}/.config/gpupin/config.toml", home);
+  return "";
+}
+
+Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& admin_file,
+                                      const std::string& user_file) {
+  ConfigSources sources;
+  sources.admin_file = admin_file;
+  sources.user_file = user_file;
+  Result<ConfigFileContent> admin = ReadOne(app, admin_file, ConfigFileKind::kAdmin, admin_file);
+  if (!admin.ok()) return admin.error();
+  sources.rules = std::move(admin->rules);
+  sources.admin_defaults = std::move(admin->defaults);
+  if (!user_file.empty()) {
+    Result<ConfigFileContent> user = ReadOne(app, user_file, ConfigFileKind::kUser, admin_file);
+    if (!user.ok()) return user.error();
+    sources.user_defaults = std::move(user->defaults);
+  }
+  return sources;
+}
+
+Status ApplyFileDefaults(CLI::App& app, CLI::App* command, const ConfigSources& sources) {
+  for (const std::vector<ConfigSetting>* settings :
+       {&sources.user_defaults, &sources.admin_defaults}) {
+    for (const ConfigSetting& setting : *settings) {
+      CLI::Option* option = command ? FindConfigOption(*command, setting.key) : nullptr;
+      if (!option) option = FindConfigOption(app, setting.key);
+      if (!option || option->count() > 0) continue;
+      try {
+        // As CLI11 gives a config file's value to a switch, or to an option
+        // whose value may be left out (wait = true).
+        if (option->get_expected_min() == 0 && setting.inputs.size() <= 1) {
+          option->add_result(option->get_flag_value(
+              setting.key, setting.inputs.empty() ? "" : setting.inputs.front()));
+        } else {
+          option->add_result(setting.inputs);
+        }
+        option->run_callback();
+      } catch (const CLI::Error& error) {
+        return MakeError(ExitCode::kError, fmt::format("{}:{}: {}: {}", setting.file, setting.line,
+                                                       setting.key, error.what()));
+      }
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace gpupin

@@ -1,0 +1,46 @@
+// The config files every gpupin reads (doc/config.md): the admin's
+// (/etc/gpupin/config.toml: defaults and the house rules) and the user's
+// ($XDG_CONFIG_HOME/gpupin/config.toml: defaults), below --config,
+// GPUPIN_CONFIG, the environment and the command line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/toml_config.h"
+#include "core/error.h"
+#include "core/house_rules.h"
+
+namespace gpupin {
+
+struct ConfigSources {
+  std::string admin_file;  // where the admin's file is looked for
+  std::string user_file;   // where the user's is; empty without HOME
+  HouseRules rules;        // from the admin's file; no rules without one
+  std::vector<ConfigSetting> admin_defaults;
+  std::vector<ConfigSetting> user_defaults;
+  // What --config FILE (or GPUPIN_CONFIG) gave, filled while parsing.
+  std::shared_ptr<std::vector<ConfigSetting>> config_option =
+      std::make_shared<std::vector<ConfigSetting>>();
+  // gpupin's own words as typed (the command's after "--" left out).
+  std::vector<std::string> command_line;
+};
+
+// $XDG_CONFIG_HOME/gpupin/config.toml, else ~/.config/gpupin/config.toml;
+// empty when neither variable is set.
+std::string UserConfigPath();
+
+// Reads both files (a missing one gives nothing). `app` holds every option
+// and command, to check [defaults] against. Fails (ExitCode::kError, one
+// line) on a file that cannot be trusted or read, or that is not valid.
+Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& admin_file,
+                                      const std::string& user_file);
+
+// After parsing: each option of `command` (may be null) and of gpupin
+// itself that nothing set (command line, --config, environment) takes its
+// default from the user's file, else the admin's.
+Status ApplyFileDefaults(CLI::App& app, CLI::App* command, const ConfigSources& sources);
+
+}  // namespace gpupin

@@ -1,0 +1,252 @@
+#include "core/queue_decision.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <tuple>
+
+namespace gpupin {
+namespace {
+
+std::string Gpus(int n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+
+// One place in the line: a ticket, or the newcomer deciding.
+struct Entry {
+  const QueueTicket* ticket = nullptr;  // nullptr: the newcomer
+  uint32_t uid = 0;
+  int count = 1;
+  size_t arrival = 0;
+};
+
+void WatchTicket(const QueueTicket& ticket, std::vector<ProcessIdentity>* watched) {
+  watched->push_back(ticket.holder);
+  if (ticket.waiter) watched->push_back(*ticket.waiter);
+}
+
+// The order in which `line` is served under fair share: repeatedly the
+// first waiting ticket of the user who holds the fewest cards, counting
+// those of the tickets already placed before it; ties by arrival.
+std::vector<Entry> FairOrder(const std::vector<Entry>& line, std::map<uint32_t, int> held) {
+  std::map<uint32_t, std::deque<Entry>> by_user;
+  for (const Entry& entry : line) by_user[entry.uid].push_back(entry);
+  std::vector<Entry> order;
+  while (order.size() < line.size()) {
+    auto best = by_user.end();
+    for (auto it = by_user.begin(); it != by_user.end(); ++it) {
+      if (it->second.empty()) continue;
+      if (best == by_user.end() ||
+          std::tuple(held[it->first], it->second.front().arrival) <
+              std::tuple(held[best->first], best->second.front().arrival)) {
+        best = it;
+      }
+    }
+    order.push_back(best->second.front());
+    best->second.pop_front();
+    held[best->first] += order.back().count;
+  }
+  return order;
+}
+
+// "--wait to queue behind them": the caller is not waiting yet.
+Error AlreadyWaiting(const Turn& turn) {
+  return MakeError(ExitCode::kNoGpu,
+                   fmt::format("{} job{} already waiting for GPUs (first: {}, {}); use --wait to "
+                               "queue behind them",
+                               turn.ahead, turn.ahead == 1 ? " is" : "s are", turn.first->user,
+                               turn.first->request));
+}
+
+std::string Ordinal(size_t n) {
+  const char* suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1) suffix = "st";
+    if (n % 10 == 2) suffix = "nd";
+    if (n % 10 == 3) suffix = "rd";
+  }
+  return fmt::format("{}{}", n, suffix);
+}
+
+// What blocks the cards, without the policy's advice to use --wait: the
+// waiter already does.
+std::string Blockers(const std::string& refusal) {
+  return refusal.substr(0, refusal.rfind("; use --wait"));
+}
+
+// The caller at max_gpus_per_user: what it holds against the cap.
+std::string AtUserCap(int held, int count, int cap, const std::string& rule) {
+  if (held >= cap) {
+    return fmt::format("you hold {}, the most one user may hold here ({})", Gpus(held), rule);
+  }
+  return fmt::format("you hold {} and ask for {}, more than one user may hold here ({})",
+                     Gpus(held), count, rule);
+}
+
+Lease LeaseFor(const QueueRequest& request, const PolicyInput& policy, const Selection& selection) {
+  Lease lease;
+  lease.id = request.lease_id;
+  for (uint32_t index : selection.chosen_gpu_indices) {
+    const Gpu& gpu = *std::find_if(policy.gpus.begin(), policy.gpus.end(),
+                                   [&](const Gpu& g) { return g.index == index; });
+    lease.gpu_uuids.push_back(gpu.uuid);
+    if (request.reservation_ttl_ms) {
+      for (const GpuProcess& process : gpu.processes)
+        lease.reservation_baseline_pids.push_back(process.pid);
+    }
+  }
+  lease.holder = request.holder;
+  lease.uid = request.uid;
+  lease.user = request.user;
+  lease.command = request.command;
+  lease.created_unix_ms = policy.now_unix_ms;
+  lease.shared_bytes = request.request.mem_bytes;
+  if (request.reservation_ttl_ms)
+    lease.reservation_deadline_unix_ms = policy.now_unix_ms + *request.reservation_ttl_ms;
+  return lease;
+}
+
+Decision Refuse(Decision decision, Error error) {
+  decision.kind = Decision::Kind::kRefuse;
+  decision.refusal = std::move(error);
+  return decision;
+}
+
+}  // namespace
+
+Turn DecideTurn(const TurnInput& input) {
+  std::vector<Entry> line;
+  std::optional<Entry> me;
+  for (const QueueTicket& ticket : input.waiting) {
+    Entry entry{&ticket, ticket.uid, std::max(ticket.count, 1), line.size()};
+    if (input.mine && ticket.id == *input.mine) {
+      me = entry;
+    }
+    line.push_back(entry);
+  }
+  if (!me) {
+    me = Entry{nullptr, input.uid, std::max(input.count, 1), line.size()};
+    line.push_back(*me);
+  }
+  auto held = [&](uint32_t uid) {
+    auto it = input.held.find(uid);
+    return it == input.held.end() ? 0 : it->second;
+  };
+  const bool any_user_cap =
+      std::any_of(input.caps.begin(), input.caps.end(),
+                  [](const auto& entry) { return entry.second.max_gpus_per_user.has_value(); });
+  auto capped = [&](const Entry& entry) {
+    auto it = input.caps.find(entry.uid);
+    if (it == input.caps.end() || !it->second.max_gpus_per_user) return false;
+    return held(entry.uid) + entry.count > *it->second.max_gpus_per_user;
+  };
+  Turn turn;
+  if (capped(*me)) {
+    turn.capped = true;
+    return turn;
+  }
+  std::erase_if(line, [&](const Entry& entry) { return capped(entry); });
+  std::vector<Entry> order = line;
+  if (input.order == QueueOrder::kFair) order = FairOrder(line, input.held);
+  auto place = std::find_if(order.begin(), order.end(),
+                            [&](const Entry& entry) { return entry.arrival == me->arrival; });
+  turn.ahead = static_cast<size_t>(place - order.begin());
+  turn.ours = turn.ahead == 0;
+  if (turn.ours) return turn;
+  turn.first = *order.front().ticket;
+  // Whose going moves us up: in fifo the ticket just ahead; in fair our own
+  // user's previous one, else any user's first ahead of us. With a cap in
+  // force, a ticket ahead may instead be passed over when its user's
+  // holdings grow, which only the leases show.
+  std::optional<Entry> predecessor;
+  if (input.order == QueueOrder::kFifo) {
+    predecessor = *(place - 1);
+  } else {
+    for (auto it = order.begin(); it != place; ++it) {
+      if (it->uid == me->uid) predecessor = *it;
+    }
+  }
+  if (predecessor && !any_user_cap) {
+    turn.watch = *predecessor->ticket;
+    WatchTicket(*predecessor->ticket, &turn.watched);
+    return turn;
+  }
+  std::set<uint32_t> users_seen;
+  for (auto it = order.begin(); it != place; ++it) {
+    if (any_user_cap || users_seen.insert(it->uid).second) WatchTicket(*it->ticket, &turn.watched);
+  }
+  return turn;
+}
+
+Decision Decide(const DecisionInput& input) {
+  Decision decision;
+  decision.ever_servable = input.ever_servable;
+  const QueueRequest& request = input.request;
+  const int count = request.request.count;
+  if (input.caps.max_gpus_per_job && count > *input.caps.max_gpus_per_job) {
+    return Refuse(std::move(decision),
+                  MakeError(ExitCode::kNoGpu,
+                            fmt::format("asked for {}, more than one job may have here ({})",
+                                        Gpus(count), input.per_job_rule)));
+  }
+  if (!input.job_lease_id) {
+    if (input.caps.max_gpus_per_user && count > *input.caps.max_gpus_per_user) {
+      return Refuse(std::move(decision),
+                    MakeError(ExitCode::kNoGpu,
+                              fmt::format("asked for {}, more than one user may hold here ({})",
+                                          Gpus(count), input.per_user_rule)));
+    }
+    decision.turn = DecideTurn(input.turn);
+    if (decision.turn.capped) {
+      auto held = input.turn.held.find(input.turn.uid);
+      const std::string at_cap = AtUserCap(held == input.turn.held.end() ? 0 : held->second, count,
+                                           *input.caps.max_gpus_per_user, input.per_user_rule);
+      if (!request.wait) {
+        return Refuse(
+            std::move(decision),
+            MakeError(ExitCode::kNoGpu, at_cap + "; wait with --wait, or gpupin release"));
+      }
+      decision.kind = Decision::Kind::kQueue;
+      decision.why_waiting = at_cap;
+      decision.waiting_text = "waiting: " + at_cap;
+      return decision;
+    }
+    if (!decision.turn.ours) {
+      if (!input.have_ticket && !request.wait) {
+        Error refusal = AlreadyWaiting(decision.turn);
+        return Refuse(std::move(decision), std::move(refusal));
+      }
+      const std::string place =
+          fmt::format("{} in queue ({} ahead: {}, {})", Ordinal(decision.turn.ahead + 1),
+                      decision.turn.ahead, decision.turn.first->user, decision.turn.first->request);
+      decision.kind = Decision::Kind::kQueue;
+      decision.why_waiting = "still " + place;
+      decision.waiting_text = "waiting: " + place;
+      return decision;
+    }
+  }
+  if (!input.policy) return decision;  // kLook
+  ChoiceFailure failure;
+  Result<Selection> selection = ChooseGpus(*input.policy, &failure);
+  if (!selection.ok()) {
+    if (!input.fresh_look) return decision;  // kLook
+    decision.verdicts = failure.verdicts;
+    decision.ever_servable = decision.ever_servable || failure.waiting_can_help;
+    if (selection.error().code != ExitCode::kNoGpu || !request.wait || !decision.ever_servable)
+      return Refuse(std::move(decision), selection.error());
+    decision.kind = Decision::Kind::kWait;
+    decision.why_waiting = Blockers(selection.error().message);
+    decision.waiting_text =
+        input.job_lease_id
+            ? "waiting for a card of job " + *input.job_lease_id + "; " + decision.why_waiting
+            : "waiting: next in queue; " + decision.why_waiting;
+    return decision;
+  }
+  decision.kind = Decision::Kind::kTake;
+  decision.verdicts = selection->verdicts;
+  decision.lease = LeaseFor(request, *input.policy, *selection);
+  decision.selection = std::move(*selection);
+  return decision;
+}
+
+}  // namespace gpupin

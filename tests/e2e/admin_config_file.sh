@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The admin's /etc/gpupin/config.toml (here through gpupin-testing, see
+# house_rules in lib.sh): one it cannot trust (not root's, writable by group
+# or others, in a folder others may write), a syntax error or an unknown key
+# stops every gpupin with one line and exit 1; its [defaults] sit below the
+# user's file, --config and the command line.
+source "$(dirname "$0")/lib.sh"
+house_rules '[defaults]\norder = "3"\n\n[limits]\nmax_gpus_per_user = 2\n'
+admin="$GPUPIN_TEST_ADMIN_CONFIG"
+scenario="$EXAMPLES/server-4gpu.json"
+export XDG_CONFIG_HOME="$TEST_TMP/xdg"
+
+# pick_with ARGS...: the card pick chooses; its reservation is released.
+pick_with() {
+  run_status "$GPUPIN" --simulate "$scenario" "$@" pick
+  [[ $STATUS == 0 ]] || fail "pick $*: exit $STATUS: $ERR"
+  "$GPUPIN" --simulate "$scenario" release >/dev/null 2>&1
+}
+pick_with
+expect_eq "$OUT" 3 "the admin's [defaults] order"
+mkdir -p "$XDG_CONFIG_HOME/gpupin"
+printf '[defaults]\norder = ["2"]\n' >"$XDG_CONFIG_HOME/gpupin/config.toml"
+pick_with
+expect_eq "$OUT" 2 "the user's file wins over the admin's defaults"
+printf '[pick]\norder = "1"\n' >"$TEST_TMP/mine.toml"
+pick_with --config "$TEST_TMP/mine.toml"
+expect_eq "$OUT" 1 "--config wins over both files"
+run_status "$GPUPIN" --simulate "$scenario" --config "$TEST_TMP/mine.toml" pick --order 0
+expect_eq "$OUT" 0 "the command line wins over every file"
+"$GPUPIN" --simulate "$scenario" release >/dev/null 2>&1
+
+# expect_refused WHAT MESSAGE: every command, even ls, exits 1 with the
+# one line MESSAGE.
+expect_refused() {
+  run_status "$GPUPIN" --simulate "$scenario" ls
+  expect_eq "$STATUS" 1 "exit status for $1"
+  expect_eq "$ERR" "gpupin: $2" "the message for $1"
+}
+fix="its rules bind every user, so only root may write it: chown root $admin && chmod go-w $admin"
+chmod g+w "$admin"
+expect_refused "a group-writable admin file" "$admin: is writable by group or others; $fix"
+chmod g-w,o+w "$admin"
+expect_refused "a world-writable admin file" "$admin: is writable by group or others; $fix"
+chmod o-w "$admin"
+if id nobody >/dev/null 2>&1; then
+  chown nobody "$admin"
+  expect_refused "an admin file not owned by root" "$admin: is not owned by root; $fix"
+  chown root "$admin"
+fi
+chmod 0777 "$TEST_TMP/etc"
+expect_refused "an admin file in a folder others may write" \
+  "$admin: its folder $TEST_TMP/etc is writable by group or others; its rules bind every user, so only root may write there: chown root $TEST_TMP/etc && chmod go-w $TEST_TMP/etc"
+chmod 0755 "$TEST_TMP/etc"
+
+house_rules '[limits]\nmax_gpus_per_user = 2\nqueue = fair\n'
+expect_refused "a syntax error" \
+  "$admin:3: Error while parsing boolean: expected 'false', saw 'fai'"
+house_rules '[limits]\nmax_gpus_per_usr = 2\n'
+expect_refused "an unknown key" \
+  "$admin:2: [limits]: no key 'max_gpus_per_usr'; the keys are max_gpus_per_user, max_gpus_per_job, reserved, queue, and sections [limits.users.NAME] and [limits.groups.NAME]"
+house_rules '[limits.users.alice]\nreserved = ["1"]\n'
+expect_refused "a key a user's section does not take" \
+  "$admin:2: [limits.users.alice]: no key 'reserved'; it takes max_gpus_per_user and max_gpus_per_job"
+house_rules '[limits]\nmax_gpus_per_job = -1\n'
+expect_refused "a negative cap" "$admin:2: max_gpus_per_job: give a whole number of GPUs, 0 to 4096"
+house_rules '[limits]\nqueue = "lifo"\n'
+expect_refused "an unknown queue order" "$admin:2: queue: give \"fair\" or \"fifo\""
+house_rules '[defaults]\nmax_usd = "2G"\n'
+expect_refused "a default for no option" \
+  "$admin:2: [defaults]: no option --max-usd to give a default for; see gpupin --help and each command's --help"
+house_rules '[limit]\nqueue = "fifo"\n'
+expect_refused "an unknown section" "$admin:1: 'limit': not a section this file has; it has [defaults] and [limits]"
+house_rules '[defaults]\nprefer = "fastest"\n'
+run_status "$GPUPIN" --simulate "$scenario" pick
+expect_eq "$STATUS" 1 "exit status for a default no command takes"
+expect_contains "$ERR" "gpupin: $admin:2: prefer: " "a default's bad value names its line"
+expect_eq "$(wc -l <<<"$ERR")" 1 "one line for a default's bad value"
+run_status "$GPUPIN" --help
+expect_eq "$STATUS" 0 "--help works whatever the admin's file holds"
+
+# The user's file: defaults only.
+house_rules '[limits]\nmax_gpus_per_user = 2\n'
+printf '[limits]\nmax_gpus_per_user = 8\n' >"$XDG_CONFIG_HOME/gpupin/config.toml"
+expect_refused "[limits] in the user's file" \
+  "$XDG_CONFIG_HOME/gpupin/config.toml:1: [limits]: limits belong to the admin, in $admin; a user's file gives defaults only"
+printf '[defaults]\nordr = "1"\n' >"$XDG_CONFIG_HOME/gpupin/config.toml"
+expect_refused "an unknown key in the user's file" \
+  "$XDG_CONFIG_HOME/gpupin/config.toml:2: [defaults]: no option --ordr to give a default for; see gpupin --help and each command's --help"
+echo PASS
