@@ -38,6 +38,9 @@ def torch_available() -> bool:
 class SimulatedServer(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.mkdtemp(prefix="gpupin-python-")
+        # A state directory given by GPUPIN_STATE_DIR must exist for the
+        # commands that only read it (a mistyped path is an error).
+        os.mkdir(os.path.join(self.tmp, "state"), 0o755)
         self.addCleanup(shutil.rmtree, self.tmp, True)
         config = os.path.join(self.tmp, "gpupin.toml")
         with open(config, "w", encoding="utf-8") as f:

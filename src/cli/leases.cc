@@ -312,9 +312,10 @@ CommandSpec ReleaseCommand() {
             auto ids = std::make_shared<std::vector<std::string>>();
             auto all = std::make_shared<bool>(false);
             app.add_option(
-                "ids", *ids,
-                "lease ids (a unique prefix is enough); default: your reservations that no "
-                "job has taken over");
+                   "ids", *ids,
+                   "lease ids (a unique prefix is enough); default: your reservations that no "
+                   "job has taken over")
+                ->option_text("LEASE-ID ...");
             app.add_flag("--all", *all,
                          "all of your leases, running jobs' too (they run on without a lease)");
             return [ids, all](World& world) { return Release(world, *ids, *all); };

@@ -6,7 +6,7 @@ run_status "$GPUPIN" --help
 expect_eq "$STATUS" 0 "gpupin --help"
 expect_contains "$OUT" "Subcommands:" "the top-level help lists the commands"
 commands=$(sed -n '/^Subcommands:/,/^$/p' <<<"$OUT" | awk 'NR > 1 && NF { print $1 }')
-expect_eq "$(wc -l <<<"$commands")" 12 "12 commands listed"
+expect_eq "$(wc -l <<<"$commands")" 13 "13 commands listed"
 expect_eq "$(grep -c '^  release ' <<<"$OUT")" 1 "each command listed once"
 for command in $commands; do
   run_status "$GPUPIN" "$command" --help
