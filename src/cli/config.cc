@@ -52,8 +52,9 @@ std::string Joined(const std::vector<std::string>& inputs) {
 // The setting of a file that gives `key` (`max_used` and `max-used` alike).
 const ConfigSetting* FileSetting(const std::vector<ConfigSetting>& settings, const CLI::App& owner,
                                  const CLI::Option& option) {
-  for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
-    if (it->command.empty() && FindConfigOption(owner, it->key) == &option) return &*it;
+  // The last one given wins.
+  for (const ConfigSetting& setting : std::ranges::reverse_view(settings)) {
+    if (setting.command.empty() && FindConfigOption(owner, setting.key) == &option) return &setting;
   }
   return nullptr;
 }

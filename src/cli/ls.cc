@@ -72,7 +72,7 @@ std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& i
   // Cards the admin keeps for interactive work: taken only when named.
   for (size_t position : ReservedGpuPositions(inventory.gpus, world.rules().reserved)) {
     std::string& text = holders[inventory.gpus[position].uuid];
-    text = text.empty() ? "reserved (admin)" : "reserved (admin), " + text;
+    text.insert(0, text.empty() ? "reserved (admin)" : "reserved (admin), ");
   }
   return holders;
 }
