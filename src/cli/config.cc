@@ -53,8 +53,9 @@ std::string Joined(const std::vector<std::string>& inputs) {
 const ConfigSetting* FileSetting(const std::vector<ConfigSetting>& settings, const CLI::App& owner,
                                  const CLI::Option& option) {
   // The last one given wins.
-  for (const ConfigSetting& setting : std::ranges::reverse_view(settings)) {
-    if (setting.command.empty() && FindConfigOption(owner, setting.key) == &option) return &setting;
+  for (size_t i = settings.size(); i-- > 0;) {
+    if (settings[i].command.empty() && FindConfigOption(owner, settings[i].key) == &option)
+      return &settings[i];
   }
   return nullptr;
 }
