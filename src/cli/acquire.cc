@@ -147,14 +147,7 @@ struct Look {
 // Whether who holds how many cards can change the order: under fair share
 // with more than one user in line, or with a per-user cap.
 bool HoldingsMatter(const TurnInput& turn, const HouseRules& rules) {
-  auto capped = [](const Caps& caps) { return caps.max_gpus_per_user.has_value(); };
-  if (capped(rules.caps) ||
-      std::any_of(rules.user_caps.begin(), rules.user_caps.end(),
-                  [&](const auto& entry) { return capped(entry.second); }) ||
-      std::any_of(rules.group_caps.begin(), rules.group_caps.end(),
-                  [&](const auto& entry) { return capped(entry.second); })) {
-    return true;
-  }
+  if (AnyPerUserCap(rules)) return true;
   return rules.queue == QueueOrder::kFair &&
          std::any_of(turn.waiting.begin(), turn.waiting.end(),
                      [&](const QueueTicket& ticket) { return ticket.uid != turn.uid; });

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/machine_state.h"
+#include "core/house_rules.h"
 #include "core/printable.h"
 #include "core/time_format.h"
 #include "core/units.h"
@@ -16,6 +17,7 @@
 #include "out/terminal.h"
 #include "sys/lease_store.h"
 #include "sys/procfs.h"
+#include "sys/user_groups.h"
 
 namespace gpupin {
 namespace {
@@ -107,6 +109,32 @@ std::string GpuList(const Lease& lease, const StateSnapshot& snapshot) {
   return text;
 }
 
+// Each user's cards against their cap, when the house rules cap users:
+// the holders of live leases and the waiters.
+struct Holding {
+  uint32_t uid = 0;
+  std::string user;
+  int held = 0;
+  AppliedCap cap;
+};
+
+std::vector<Holding> Holdings(const World& world, const StateSnapshot& snapshot) {
+  if (!AnyPerUserCap(world.rules())) return {};
+  std::vector<Lease> live;
+  for (const LeaseRow& row : snapshot.leases) {
+    if (row.state == LeaseState::kLive) live.push_back(row.lease);
+  }
+  std::map<uint32_t, int> held = CardsHeldByUser(live);
+  for (const TicketRow& row : snapshot.queue) held.try_emplace(row.ticket.uid, 0);
+  std::vector<Holding> holdings;
+  for (const auto& [uid, cards] : held) {
+    const std::string user = UserName(uid);
+    holdings.push_back(
+        {uid, user, cards, CapFor(world.rules(), CapKind::kPerUser, user, UserGroups(uid))});
+  }
+  return holdings;
+}
+
 Result<int> ShowLeases(World& world, bool all) {
   if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<StateSnapshot> snapshot = ReadState(world);
@@ -150,6 +178,16 @@ Result<int> ShowLeases(World& world, bool all) {
     }
     nlohmann::ordered_json out = {
         {"schema_version", kJsonSchemaVersion}, {"leases", leases}, {"queue", queue}};
+    if (std::vector<Holding> holdings = Holdings(world, *snapshot); !holdings.empty()) {
+      out["holdings"] = nlohmann::ordered_json::array();
+      for (const Holding& holding : holdings) {
+        out["holdings"].push_back({{"user", holding.user},
+                                   {"uid", holding.uid},
+                                   {"gpus_held", holding.held},
+                                   {"max_gpus_per_user", OrNull(holding.cap.limit)},
+                                   {"rule", DescribeCap(world.rules(), holding.cap)}});
+      }
+    }
     std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
@@ -189,6 +227,14 @@ Result<int> ShowLeases(World& world, bool all) {
                     Printable(ticket.command)});
     }
     out += "\n" + queue.Render();
+  }
+  if (std::vector<Holding> holdings = Holdings(world, *snapshot); !holdings.empty()) {
+    Table table({{"USER"}, {"HOLDS", Align::kRight}, {"CAP"}});
+    for (const Holding& holding : holdings) {
+      table.AddRow({Printable(holding.user), std::to_string(holding.held),
+                    DescribeCap(world.rules(), holding.cap)});
+    }
+    out += "\n" + table.Render();
   }
   std::fputs(out.c_str(), stdout);
   return 0;

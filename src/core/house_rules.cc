@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace gpupin {
@@ -34,6 +35,13 @@ AppliedCap CapFor(const HouseRules& rules, CapKind kind, const std::string& user
   if (strictest.limit) return strictest;
   if (std::optional<int> limit = Get(rules.caps, kind)) return {limit, KeyOf(kind)};
   return {};
+}
+
+bool AnyPerUserCap(const HouseRules& rules) {
+  auto capped = [](const auto& entry) { return entry.second.max_gpus_per_user.has_value(); };
+  return rules.caps.max_gpus_per_user.has_value() ||
+         std::any_of(rules.user_caps.begin(), rules.user_caps.end(), capped) ||
+         std::any_of(rules.group_caps.begin(), rules.group_caps.end(), capped);
 }
 
 std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap) {

@@ -64,6 +64,9 @@ enum class CapKind { kPerUser, kPerJob };
 AppliedCap CapFor(const HouseRules& rules, CapKind kind, const std::string& user,
                   const std::vector<std::string>& groups);
 
+// Whether any rule caps the cards of a user (for everyone, a user or a group).
+bool AnyPerUserCap(const HouseRules& rules);
+
 // "max_gpus_per_user = 2 in /etc/gpupin/config.toml:4", for messages.
 std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap);
 

@@ -71,6 +71,21 @@ Lease Held(uint32_t uid, std::vector<std::string> cards, bool shared = false) {
   return lease;
 }
 
+TEST(AnyPerUserCap, ForEveryoneAUserOrAGroup) {
+  HouseRules rules;
+  EXPECT_FALSE(AnyPerUserCap(rules));
+  rules.caps.max_gpus_per_job = 2;
+  EXPECT_FALSE(AnyPerUserCap(rules)) << "a per-job cap caps no user's holdings";
+  rules.group_caps["interns"].max_gpus_per_user = 1;
+  EXPECT_TRUE(AnyPerUserCap(rules));
+  rules.group_caps.clear();
+  rules.user_caps["alice"].max_gpus_per_user = 3;
+  EXPECT_TRUE(AnyPerUserCap(rules));
+  rules.user_caps.clear();
+  rules.caps.max_gpus_per_user = 4;
+  EXPECT_TRUE(AnyPerUserCap(rules));
+}
+
 TEST(CardsHeldByUser, CountsEachCardOfTheUserOnce) {
   std::vector<Lease> live = {Held(1000, {"GPU-a", "GPU-b"}), Held(1000, {"GPU-b"}, true),
                              Held(1001, {"GPU-c"}), Held(1000, {"GPU-d"}, true)};

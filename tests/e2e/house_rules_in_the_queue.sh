@@ -62,6 +62,15 @@ expect_eq "$(jq -r 'select(.event == "start" and .name == "nobody1") | .nvml_ind
   "nobody's card (3 is reserved)"
 kill -0 "$root3" 2>/dev/null || fail "root's capped job did not wait"
 
+# leases shows each user's cards against the cap, and the waiter.
+run_status gpupin --json leases
+expect_eq "$(jq -c '[.holdings[] | [.user, .gpus_held, .max_gpus_per_user]]' <<<"$OUT")" \
+  '[["root",2,2],["nobody",1,2]]' "holdings against the cap"
+expect_eq "$(jq -r '.holdings[0].rule' <<<"$OUT")" "max_gpus_per_user = 2 in $admin:2" "the cap's rule"
+expect_eq "$(jq '.queue | length' <<<"$OUT")" 1 "root's capped job waits in the queue"
+run_status gpupin leases
+grep -Eq "^root +2 +max_gpus_per_user = 2 in $admin:2" <<<"$OUT" || fail "leases' holdings table: $OUT"
+
 # The reserved card: not chosen while it is the only free one; named, it is.
 run_status "${AS_NOBODY[@]}" bash -c '"$0" --simulate "$1" pick --explain; exit $?' "$GPUPIN" "$scenario"
 expect_eq "$STATUS" 3 "a pick with only the reserved card free: $ERR"
