@@ -7,7 +7,8 @@ source "$(dirname "$0")/lib.sh"
 as_nobody_setup
 install -d -m 1777 "$GPUPIN_SIM_LIVE_DIR"
 install -d -m 0755 "$TEST_TMP/bin"
-install -m 0755 "$WORKLOAD" "$TEST_TMP/bin"
+# Copies nobody can run (the checkout may be private: a mktemp -d clone is 0700).
+install -m 0755 "$WORKLOAD" "$GPUPIN" "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$TEST_TMP/bin"
 install -m 0644 "$EXAMPLES/server-4gpu.json" "$TEST_TMP/server-4gpu.json"
 export GPUPIN_SIM_SCENARIO="$TEST_TMP/server-4gpu.json"
 printf 'simulate = "%s"\n' "$GPUPIN_SIM_SCENARIO" >"$TEST_TMP/gpupin.toml"
@@ -107,7 +108,7 @@ expect_contains "$OUT" "leaving pid $foreign" "nobody's still listed"
 
 # Another user's leftover: root ends it only when asked with --all-users,
 # which nobody else may ask.
-run_status "${AS_NOBODY[@]}" "$GPUPIN" ps --leftovers --kill --yes --all-users
+run_status "${AS_NOBODY[@]}" "$TEST_TMP/bin/gpupin" ps --leftovers --kill --yes --all-users
 expect_eq "$STATUS" 2 "--all-users as nobody"
 expect_contains "$ERR" "only root may end other users' processes" "says why"
 alive "$foreign" || fail "nobody's leftover ended by its refused --all-users"
