@@ -39,5 +39,7 @@ wait || true
 wait_for_line "$log" '"name":"second"'
 run_status "$GPUPIN" "${SIM[@]}" --json release --all
 expect_eq "$(jq '.released | length' <<<"$OUT")" 1 "--all ends the running job's lease"
-kill %1 2>/dev/null || true
+# The workload itself, so that nothing holds the test's output open.
+pkill -f -- "--name second " || true
+wait || true
 echo PASS
