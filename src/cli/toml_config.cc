@@ -15,19 +15,26 @@
 #include <string_view>
 #include <utility>
 
+#include "core/printable.h"
+
 namespace gpupin {
 namespace {
 
 // Where a problem is: "FILE:LINE" (the file as given to --config).
 class Place {
  public:
+  static constexpr size_t kMaxProblem = 1000;
+
   explicit Place(std::string file) : file_(std::move(file)) {}
   const std::string& File() const { return file_; }
   std::string At(const toml::source_region& source) const {
     return fmt::format("{}:{}", file_, source.begin.line);
   }
+  // One line whatever the file holds: the problem quotes keys and values of
+  // the file, and toml++'s descriptions quote the character they stopped at,
+  // a newline included.
   [[noreturn]] void Fail(const toml::source_region& source, const std::string& problem) const {
-    throw CLI::ConfigError(fmt::format("{}: {}", At(source), problem));
+    throw CLI::ConfigError(fmt::format("{}: {}", At(source), Printable(problem, kMaxProblem)));
   }
 
  private:

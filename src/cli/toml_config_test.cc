@@ -269,6 +269,14 @@ TEST_F(TomlConfigTest, EachMistakeInTheAdminFileIsOneLineNamingIt) {
             file +
                 ":2: [defaults]: no option --config to give a default for; see gpupin --help "
                 "and each command's --help");
+  // What the file holds is quoted with its control characters replaced:
+  // toml++ quotes the newline it stopped at, and a key may hold an escape.
+  EXPECT_EQ(error("[defaults]\nverbose = tru\n"),
+            file + ":2: Error while parsing boolean: expected 'true', saw 'tru?'");
+  EXPECT_EQ(error("[defaults]\n\"\\u001b[2J\" = 1\n"),
+            file +
+                ":2: [defaults]: no option --?[2J to give a default for; see gpupin --help and "
+                "each command's --help");
 }
 
 TEST_F(TomlConfigTest, AUsersFileHoldsNoLimits) {
