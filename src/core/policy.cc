@@ -237,6 +237,14 @@ Excluded ExclusionOf(const PolicyInput& input, const ResolvedIds& ids, const Lim
 }
 
 // kNoGpu when no state of the cards could give `count` of them.
+// "no GPU is", "only 1 is", "only 3 are": how many cards meet a condition,
+// as the end of "asked for 4 GPUs but ...".
+std::string OnlyCount(long count, std::string_view singular_verb, std::string_view plural_verb) {
+  if (count == 0) return fmt::format("no GPU {}", singular_verb);
+  if (count == 1) return fmt::format("only 1 {}", singular_verb);
+  return fmt::format("only {} {}", count, plural_verb);
+}
+
 Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limits& limits,
                             int count, const PolicyInput& input) {
   const std::string& allowed_by = input.allowed_by;
@@ -252,12 +260,8 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
   }
   if (const auto allowed = remaining_after(Excluded::kNotAllowed);
       static_cast<size_t>(allowed) < wanted) {
-    return MakeError(ExitCode::kNoGpu,
-                     fmt::format("{} but {} in your allocation, {}", asked,
-                                 allowed == 0   ? "no GPU is"
-                                 : allowed == 1 ? "only 1 is"
-                                                : fmt::format("only {} are", allowed),
-                                 allowed_by));
+    return MakeError(ExitCode::kNoGpu, fmt::format("{} but {} in your allocation, {}", asked,
+                                                   OnlyCount(allowed, "is", "are"), allowed_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kExcluded)) < wanted) {
     // Cards --only names may exist and be free, yet lie outside the allocation.
@@ -269,16 +273,18 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
                                  limited ? " within your allocation, " + allowed_by : ""));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kReserved)) < wanted) {
-    return MakeError(ExitCode::kUsage,
-                     fmt::format("{} but only {} are not reserved for interactive work ({}); name "
-                                 "reserved cards with --only",
-                                 asked, remaining_after(Excluded::kReserved), input.reserved_by));
-  }
-  if (static_cast<size_t>(remaining_after(Excluded::kTooSmall)) < wanted) {
     return MakeError(
         ExitCode::kNoGpu,
-        fmt::format("{} with --mem {} but only {} of them have that much memory", asked,
-                    FormatBytes(limits.mem_bytes), remaining_after(Excluded::kTooSmall)));
+        fmt::format("{} but {} not reserved for interactive work ({}); name "
+                    "reserved cards with --only",
+                    asked, OnlyCount(remaining_after(Excluded::kReserved), "is", "are"),
+                    input.reserved_by));
+  }
+  if (static_cast<size_t>(remaining_after(Excluded::kTooSmall)) < wanted) {
+    return MakeError(ExitCode::kNoGpu,
+                     fmt::format("{} with --mem {} but {} that much memory", asked,
+                                 FormatBytes(limits.mem_bytes),
+                                 OnlyCount(remaining_after(Excluded::kTooSmall), "has", "have")));
   }
   return Ok{};
 }

@@ -563,7 +563,7 @@ TEST(PolicySharedTest, TooSmallCardIsNamedAndNeverCounts) {
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_FALSE(failure.waiting_can_help);
   EXPECT_EQ(selection.error().message,
-            "asked for 2 GPUs with --mem 24G but only 1 of them have that much memory");
+            "asked for 2 GPUs with --mem 24G but only 1 has that much memory");
 }
 
 // ---- Ranking ----

@@ -630,8 +630,9 @@ TEST(Decide, MoreCardsThanTheUnreservedOnesCanNeverBeServed) {
   f.input.request.wait = true;
   Decision decision = Decide(f.input);
   ASSERT_EQ(decision.kind, Decision::Kind::kRefuse);
+  EXPECT_EQ(decision.refusal->code, ExitCode::kNoGpu);
   EXPECT_EQ(decision.refusal->message,
-            "asked for 2 GPUs but only 1 are not reserved for interactive work (reserved = "
+            "asked for 2 GPUs but only 1 is not reserved for interactive work (reserved = "
             "[\"1\"] in /etc/gpupin/config.toml); name reserved cards with --only");
 }
 
