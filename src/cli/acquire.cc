@@ -294,8 +294,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // that same transaction. A newcomer who finds others waiting skips both.
   // Such a newcomer does not even open NVML (the real nvmlInit takes tens
   // of milliseconds, and 64 jobs submitted at once all paid it while the
-  // first ones were starting) until it is next in line.
-  bool want_snapshot = claimed_job || !(*store)->QueueMayHaveTickets();
+  // first ones were starting) until it is next in line. A newcomer who will
+  // wait never looks first: it takes its place in the queue, and looks once
+  // the lock says it is first, so that a burst submitted at one instant
+  // onto an empty queue queues behind the first of it rather than each of
+  // its newcomers asking NVML.
+  bool want_snapshot = claimed_job || (!request.wait && !(*store)->QueueMayHaveTickets());
   std::optional<ChangeWatch> ahead_watch;
   // The last look at NVML and /proc. A waiter nudged while still behind
   // takes one so as to be ready when the ticket ahead goes; that look is
@@ -334,6 +338,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     std::vector<ProcessIdentity> watched;
     bool unwatchable = false;
     bool reserved = false;
+    bool head_waits = false;  // our turn, but nothing fits: waiting for the cards
 
     auto join_queue = [&](LeaseTransaction& txn) -> Status {
       if (ticket) return Ok{};
@@ -355,6 +360,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         job = JobOfProcess(getpid(), claimed_job, *live,
                            [&procfs](int pid) { return procfs.ParentOf(pid); });
       }
+      // The leases that hold cards, when no look was taken.
+      std::optional<std::vector<Lease>> held_without_look;
+      auto held_now = [&]() -> const std::vector<Lease>& {
+        if (!held_without_look) held_without_look = HeldWithoutLook(txn.ReadLeases(), facts);
+        return *held_without_look;
+      };
       DecisionInput input;
       input.request = queue_request;
       input.request.lease_id = NewRecordId(request.holder);
@@ -381,8 +392,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         // leases are not pruned: a reservation whose job runs would look dead.
         if (HoldingsMatter(input.turn, rules)) {
           if (inventory && !live) live = txn.LiveLeases(facts);
-          input.turn.held =
-              CardsHeldByUser(live ? *live : HeldWithoutLook(txn.ReadLeases(), facts));
+          input.turn.held = CardsHeldByUser(live ? *live : held_now());
         }
       }
       if (inventory) {
@@ -399,6 +409,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
         unwatchable = unwatchable || processes->unwatchable;
         input.policy = make_policy_input(*inventory, *live, *processes, job, facts.now_unix_ms);
+      } else if (look && request.wait && !claimed_job && !request.request.mem_bytes) {
+        for (const Gpu& gpu : look->inventory.gpus) input.known_cards.push_back(gpu.uuid);
+        input.held_leases = held_now();
       }
       Decision decision = Decide(input);
       ever_servable = decision.ever_servable;
@@ -410,6 +423,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           look_again = inventory != nullptr;
           watched.clear();
           waiting_text.clear();
+          // A waiter holds its place while it looks: newcomers queue behind.
+          if (request.wait && !job) return join_queue(txn);
           return Ok{};
         case Decision::Kind::kRefuse:
           refusal = std::move(decision.refusal);
@@ -429,6 +444,14 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           return Ok{};
         case Decision::Kind::kWait:
           if (job) return Ok{};
+          head_waits = true;
+          // Decided on the leases alone: their ends are what can change it.
+          if (!inventory) {
+            for (const Lease& lease : input.held_leases) {
+              watched.push_back(lease.holder);
+              if (lease.is_reservation()) reserved = true;
+            }
+          }
           return join_queue(txn);
         case Decision::Kind::kTake:
           break;
@@ -523,6 +546,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           ExitCode::kNoGpu,
           fmt::format("no GPU became available within the --wait time; {}", why_waiting)));
     }
+    // Woken at the head, it first counts the leases (DecisionInput::
+    // known_cards), and looks only if they leave enough cards.
+    if (head_waits && !claimed_job && !request.request.mem_bytes) want_snapshot = false;
   }
 }
 

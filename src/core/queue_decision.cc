@@ -106,6 +106,30 @@ Lease LeaseFor(const QueueRequest& request, const PolicyInput& policy, const Sel
   return lease;
 }
 
+// Without a look: "3 of the 4 GPUs are leased" when the leases alone leave
+// too few cards for the request to start (DecisionInput::known_cards), and
+// nullopt when only a look can tell. A shared request may share a leased
+// card, and a request that no look has shown could ever be served is
+// refused on a look, not left waiting.
+std::optional<std::string> AllLeased(const DecisionInput& input) {
+  const QueueRequest& request = input.request;
+  if (!request.wait || input.job_lease_id || !input.ever_servable || request.request.mem_bytes ||
+      input.known_cards.empty())
+    return std::nullopt;
+  std::set<std::string> leased;
+  for (const Lease& lease : input.held_leases) {
+    for (const std::string& uuid : lease.gpu_uuids) {
+      if (std::find(input.known_cards.begin(), input.known_cards.end(), uuid) !=
+          input.known_cards.end())
+        leased.insert(uuid);
+    }
+  }
+  const size_t free_of_leases = input.known_cards.size() - leased.size();
+  if (free_of_leases >= static_cast<size_t>(request.request.count)) return std::nullopt;
+  return fmt::format("{} of the {} GPUs {} leased", leased.size(), input.known_cards.size(),
+                     leased.size() == 1 ? "is" : "are");
+}
+
 Decision Refuse(Decision decision, Error error) {
   decision.kind = Decision::Kind::kRefuse;
   decision.refusal = std::move(error);
@@ -225,7 +249,14 @@ Decision Decide(const DecisionInput& input) {
       return decision;
     }
   }
-  if (!input.policy) return decision;  // kLook
+  if (!input.policy) {
+    if (std::optional<std::string> leased = AllLeased(input)) {
+      decision.kind = Decision::Kind::kWait;
+      decision.why_waiting = *leased;
+      decision.waiting_text = "waiting: next in queue; " + *leased;
+    }
+    return decision;  // kLook unless leases alone say that waiting goes on
+  }
   ChoiceFailure failure;
   Result<Selection> selection = ChooseGpus(*input.policy, &failure);
   if (!selection.ok()) {

@@ -86,6 +86,13 @@ struct DecisionInput {
   // Some earlier look found enough cards that can run jobs at all.
   bool ever_servable = false;
   bool have_ticket = false;
+  // Without a look, for a waiter at its turn: the UUID of every card (from
+  // an earlier look: they do not change while the driver is loaded) and the
+  // leases held now. An exclusive request that fewer cards are free of
+  // leases than it asks for waits on without a look: nothing a look shows
+  // frees a leased card, and every hand-off in a busy queue wakes the head.
+  std::vector<std::string> known_cards;
+  std::vector<Lease> held_leases;
 };
 
 struct Decision {
@@ -94,7 +101,7 @@ struct Decision {
     kQueue,   // hold or take a ticket behind others (`turn` says whom)
     kWait,    // our turn (or our job's), but nothing fits: hold a ticket, wait for the leases
     kRefuse,  // `refusal`; drop our ticket
-    kLook,    // our turn, but without a fresh enough look: take one and decide again
+    kLook,    // our turn, but without a fresh enough look: hold our place, look, decide again
   };
   Kind kind = Kind::kLook;
   std::optional<Lease> lease;

@@ -356,7 +356,7 @@ struct Fixture {
   }
   void Ask(int count) {
     input.request.request.count = count;
-    input.policy->request.count = count;
+    if (input.policy) input.policy->request.count = count;
     input.turn.count = count;
   }
   void CapPerUser(int cap) {
@@ -453,6 +453,59 @@ TEST(Decide, OurTurnWithoutALookAsksForOne) {
   Fixture f;
   f.input.policy.reset();
   EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook);
+}
+
+// The head of the queue, woken by a change in the leases, counts them
+// before it asks NVML: 4 cards, 3 of them leased.
+struct HeadWithoutALook : Fixture {
+  HeadWithoutALook() {
+    for (uint32_t card : {0u, 1u, 2u}) Hold(kBob, {card});
+    for (const Gpu& gpu : input.policy->gpus) input.known_cards.push_back(gpu.uuid);
+    input.held_leases = input.policy->live_leases;
+    input.policy.reset();
+    input.request.wait = true;
+    input.have_ticket = true;
+    input.ever_servable = true;
+  }
+};
+
+TEST(Decide, TheHeadWaitsOnWithoutALookWhileLeasesHoldTheCards) {
+  HeadWithoutALook f;
+  f.Ask(2);
+  Decision decision = Decide(f.input);
+  EXPECT_EQ(decision.kind, Decision::Kind::kWait);
+  EXPECT_EQ(decision.why_waiting, "3 of the 4 GPUs are leased");
+  EXPECT_EQ(decision.waiting_text, "waiting: next in queue; 3 of the 4 GPUs are leased");
+}
+
+TEST(Decide, TheHeadLooksWhenTheLeasesLeaveEnoughCards) {
+  HeadWithoutALook f;
+  f.Ask(1);
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook) << "a card free of leases may be free";
+  f.Ask(2);
+  f.input.held_leases.pop_back();
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook);
+}
+
+TEST(Decide, OnlyALookDecidesForSharedRequestsAndNeverServedOnes) {
+  HeadWithoutALook f;
+  f.Ask(2);
+  f.input.request.request.mem_bytes = uint64_t{4} << 30;
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook) << "a shared request may share a card";
+  f.input.request.request.mem_bytes.reset();
+  f.input.ever_servable = false;
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook)
+      << "a request never seen servable is refused on a look, not left waiting";
+  f.input.ever_servable = true;
+  f.input.known_cards.clear();
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook) << "no earlier look: the cards unknown";
+}
+
+TEST(Decide, LeasesOfCardsBeyondTheKnownOnesAreNotCounted) {
+  HeadWithoutALook f;
+  f.Ask(2);
+  f.input.held_leases = {LeaseOf(kBob, {0}), LeaseOf(kBob, {0, 9})};
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook) << "3 of 4 cards are free of leases";
 }
 
 TEST(Decide, BehindOthersANewcomerWithoutWaitIsRefusedEvenWithCardsFree) {
