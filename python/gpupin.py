@@ -310,7 +310,7 @@ def pin(
             index=card["index"],
             uuid=card["uuid"],
             name=card["name"],
-            memory_total_bytes=card.get("memory_total_bytes"),
+            memory_total_bytes=card["memory"]["total_bytes"],
             pci_bus_id=card.get("pci_bus_id"),
         )
         for card in answer["gpus"]

@@ -113,7 +113,7 @@ class SimulatedServer(unittest.TestCase):
         return json.loads(done.stdout)
 
     def lease_holders(self) -> list[int]:
-        return [lease["pid"] for lease in self.gpupin_json("leases")["leases"]]
+        return [lease["holder_pid"] for lease in self.gpupin_json("leases")["leases"]]
 
     def lease_commands(self) -> list[str]:
         return [lease["command"] for lease in self.gpupin_json("leases")["leases"]]
@@ -131,7 +131,7 @@ class PinTest(SimulatedServer):
                                "env": {{k: os.environ.get(k) for k in
                                        ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
                                         "XLA_PYTHON_CLIENT_PREALLOCATE", "TF_FORCE_GPU_ALLOW_GROWTH")}},
-                               "holders": [l["pid"] for l in json.loads(subprocess.run(
+                               "holders": [l["holder_pid"] for l in json.loads(subprocess.run(
                                    [os.environ["GPUPIN"], "--json", "leases"], capture_output=True,
                                    text=True).stdout)["leases"]],
                                "me": os.getpid()}}))

@@ -132,7 +132,7 @@ std::string RenderVerdicts(const std::vector<CardVerdict>& verdicts) {
 nlohmann::ordered_json VerdictsToJson(const std::vector<CardVerdict>& verdicts) {
   nlohmann::ordered_json explained = nlohmann::ordered_json::array();
   for (const CardVerdict& verdict : verdicts) {
-    explained.push_back({{"index", verdict.gpu_index},
+    explained.push_back({{"gpu_index", verdict.gpu_index},
                          {"eligible", verdict.eligible},
                          {"chosen", verdict.chosen},
                          {"reason", verdict.reason}});
@@ -148,7 +148,7 @@ nlohmann::ordered_json AcquiredToJson(const Acquired& acquired) {
                     {"uuid", gpu.uuid},
                     {"name", gpu.name},
                     {"pci_bus_id", gpu.pci_bus_id},
-                    {"memory_total_bytes", OrNull(gpu.memory_total_bytes)}});
+                    {"memory", {{"total_bytes", OrNull(gpu.memory_total_bytes)}}}});
   }
   const nlohmann::ordered_json explained = VerdictsToJson(acquired.selection.verdicts);
   const Lease& lease = acquired.lease;

@@ -151,11 +151,11 @@ Result<int> ShowLeases(World& world, bool all) {
                                                               : nullptr);
       }
       leases.push_back(
-          {{"id", lease.id},
+          {{"lease_id", lease.id},
            {"state", StateName(row.state)},
            {"user", lease.user},
            {"uid", lease.uid},
-           {"pid", lease.holder.pid},
+           {"holder_pid", lease.holder.pid},
            {"gpu_uuids", lease.gpu_uuids},
            {"gpu_indices", indices},
            {"shared_bytes", OrNull(lease.shared_bytes)},
@@ -169,9 +169,9 @@ Result<int> ShowLeases(World& world, bool all) {
       const QueueTicket& ticket = snapshot->queue[i].ticket;
       queue.push_back({{"position", i + 1},
                        {"state", snapshot->queue[i].stopped ? "stopped" : "waiting"},
-                       {"id", ticket.id},
+                       {"ticket_id", ticket.id},
                        {"user", ticket.user},
-                       {"pid", ticket.holder.pid},
+                       {"holder_pid", ticket.holder.pid},
                        {"request", ticket.request},
                        {"created_unix_ms", ticket.created_unix_ms},
                        {"command", ticket.command}});

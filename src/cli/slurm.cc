@@ -16,7 +16,7 @@ namespace {
 nlohmann::ordered_json GresConfToJson(const GresConf& conf) {
   nlohmann::ordered_json lines = nlohmann::ordered_json::array();
   for (const GresLine& line : conf.lines) {
-    lines.push_back({{"nvml_index", line.nvml_index},
+    lines.push_back({{"gpu_index", line.nvml_index},
                      {"type", line.type},
                      {"file", GresDeviceFile(line)},
                      {"cores", OrNull(line.cores)},
@@ -28,7 +28,7 @@ nlohmann::ordered_json GresConfToJson(const GresConf& conf) {
   nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
   for (const GresLeftOut& gpu : conf.left_out)
     left_out.push_back(
-        {{"nvml_index", gpu.nvml_index}, {"uuid", TextOrNull(gpu.uuid)}, {"reason", gpu.reason}});
+        {{"gpu_index", gpu.nvml_index}, {"uuid", TextOrNull(gpu.uuid)}, {"reason", gpu.reason}});
   return {{"schema_version", kJsonSchemaVersion},
           {"hostname", conf.hostname},
           {"node_gres", conf.node_gres},

@@ -11,7 +11,7 @@
 namespace gpupin {
 
 // Bumped on any incompatible change to the JSON of any command.
-inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr int kJsonSchemaVersion = 2;
 
 // Only the groups of facts in `facts` (those the snapshot read,
 // GpuSource::LastRead): one not read is left out, where null would claim the

@@ -281,7 +281,7 @@ Json MapToJson(const MapView& view) {
             {"cuda_visible_devices", OrNull(view.env.cuda_visible_devices)},
             {"cuda_device_order", OrNull(view.env.cuda_device_order)},
             {"order", OrderName(view.resolution.order)},
-            {"order_is_guess", view.resolution.order_is_guess},
+            {"cuda_order_is_guess", view.resolution.order_is_guess},
             {"devices", devices},
             {"dropped", dropped},
             {"notes", view.resolution.notes}};

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "out/inventory_json.h"
+
 namespace gpupin {
 namespace {
 
@@ -61,7 +63,7 @@ TEST_F(MapOutputTest, AskedOrdinalShowsOnlyThatDevice) {
 
 TEST_F(MapOutputTest, JsonHasTheSchemaFields) {
   nlohmann::ordered_json json = MapToJson(View("1,7,0"));
-  EXPECT_EQ(json["schema_version"], 1);
+  EXPECT_EQ(json["schema_version"], kJsonSchemaVersion);
   EXPECT_EQ(json["cuda_visible_devices"], "1,7,0");
   EXPECT_TRUE(json["cuda_device_order"].is_null());
   EXPECT_EQ(json["order"], "FASTEST_FIRST");

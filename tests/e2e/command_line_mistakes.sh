@@ -7,17 +7,17 @@ SIM=(--simulate "$EXAMPLES/server-4gpu.json")
 # `release -- ID` releases that lease and no other.
 "$GPUPIN" "${SIM[@]}" pick >/dev/null
 "$GPUPIN" "${SIM[@]}" pick >/dev/null
-mapfile -t ids < <("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')
+mapfile -t ids < <("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].lease_id')
 ((${#ids[@]} == 2)) || fail "expected two reservations, got ${#ids[@]}"
 run_status "$GPUPIN" "${SIM[@]}" release -- "${ids[0]}"
 expect_eq "$STATUS" 0 "release -- ID"
-expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')" "${ids[1]}" \
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].lease_id')" "${ids[1]}" \
   "the lease left after release -- ${ids[0]}"
 # `release "$ID"` with ID unset: an empty id would match every lease.
 run_status "$GPUPIN" "${SIM[@]}" release ""
 expect_eq "$STATUS" 2 "release ''"
 expect_contains "$ERR" "an empty lease id" "release ''"
-expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].id')" "${ids[1]}" \
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[].lease_id')" "${ids[1]}" \
   "the lease left after release ''"
 
 # Words after "--" of a command that runs nothing are its positionals.

@@ -14,7 +14,7 @@ server="$EXAMPLES/lab-8gpu.json"
 # A lease of ours, for `release`.
 "$GPUPIN" --simulate "$server" run -- "$WORKLOAD" --seconds 60 >/dev/null 2>"$TEST_TMP/run.err" &
 for _ in $(seq 100); do
-  lease=$("$GPUPIN" --simulate "$server" --json leases | jq -r '.leases[0].id // empty')
+  lease=$("$GPUPIN" --simulate "$server" --json leases | jq -r '.leases[0].lease_id // empty')
   [[ -n $lease ]] && break
   sleep 0.1
 done

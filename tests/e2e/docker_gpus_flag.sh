@@ -23,7 +23,7 @@ expect_eq "$STATUS" 0 "docker run -d"
 id=$(ls "$FAKE_DOCKER_STATE/containers/lab")
 leases=$("$GPUPIN" "${SIM[@]}" --json leases)
 expect_contains "$leases" "\"container_id\": \"$id\"" "lease tied to the container"
-holder=$(jq -r '.leases[0].pid' <<<"$leases")
+holder=$(jq -r '.leases[0].holder_pid' <<<"$leases")
 expect_eq "$(tr '\0' ' ' <"/proc/$holder/cmdline")" "bash $GPUPIN_SOURCE_DIR/tests/e2e/fake-docker/docker --context lab wait $id " "the lease's holder"
 run_status "$GPUPIN" "${SIM[@]}" pick --only 0 --explain
 expect_eq "$STATUS" 3 "GPU 0 is held by the container"
@@ -40,7 +40,7 @@ if [[ $(id -u) == 0 ]] && id -u nobody >/dev/null 2>&1; then
   sed "s/\"id\": \"[^\"]*\"/\"id\": \"1-1-0badc0de\"/; s/\"uid\": [0-9]*/\"uid\": $(id -u nobody)/" "$lease_file" |
     runuser -u nobody -- tee "$GPUPIN_STATE_DIR/leases/1-1-0badc0de.json" >/dev/null
   run_status "$GPUPIN" "${SIM[@]}" --json leases --all
-  expect_eq "$(jq -r '.leases[] | select(.id == "1-1-0badc0de") | .state' <<<"$OUT")" "holder gone" "nobody's lease naming root's docker wait"
+  expect_eq "$(jq -r '.leases[] | select(.lease_id == "1-1-0badc0de") | .state' <<<"$OUT")" "holder gone" "nobody's lease naming root's docker wait"
 fi
 # A planted lease whose container id is an option for docker is skipped.
 sed "s/\"container_id\": \"$id\"/\"container_id\": \"-f\"/; s/\"id\": \"[^\"]*\"/\"id\": \"planted2\"/" \

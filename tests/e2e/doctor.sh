@@ -21,7 +21,7 @@ expect_contains "$OUT" 'entry `0-2` is read as index 0: CUDA_VISIBLE_DEVICES has
 run_status "$GPUPIN" "${SIM[@]}" --json doctor
 expect_eq "$STATUS" 0 "json status"
 expect_eq "$(jq -c '[.schema_version, .ok, ([.findings[] | select(.verdict != "ok")] | length)]' <<<"$OUT")" \
-  '[1,true,0]' "json: nothing wrong"
+  '[2,true,0]' "json: nothing wrong"
 expect_eq "$(jq -r '.findings[0] | [.check, .verdict] | join(" ")' <<<"$OUT")" "nvml ok" "json nvml first"
 
 # Python: every line a fixture marks is reported as file:line:, set-after-import fails.

@@ -23,12 +23,12 @@ expect_eq "$(jq -r .cuda_visible_devices <<<"$one")" "$index1" "the first servic
 expect_eq "$(jq -r .cuda_visible_devices <<<"$two")" "$index2" "the second's"
 expect_eq "$(jq -c .prediction <<<"$one")" "[5]" "the model answers"
 expect_contains "$(cat "$TEST_TMP/serve1.out")" "serve: GPU $index1 (" "the service says which card it took"
-holders=$("$GPUPIN" --json leases | jq -r '[.leases[].pid] | sort | join(" ")')
+holders=$("$GPUPIN" --json leases | jq -r '[.leases[].holder_pid] | sort | join(" ")')
 expect_eq "$holders" "$(printf '%s\n' "${STARTED[@]}" | sort -n | tr '\n' ' ' | sed 's/ $//')" "the leases' holders: the services"
 
 kill -KILL "${STARTED[0]}"
 wait "${STARTED[0]}" 2>/dev/null || true
-expect_eq "$("$GPUPIN" --json leases | jq -r '[.leases[].pid] | join(" ")')" "${STARTED[1]}" "the killed service's lease ended"
+expect_eq "$("$GPUPIN" --json leases | jq -r '[.leases[].holder_pid] | join(" ")')" "${STARTED[1]}" "the killed service's lease ended"
 kill "${STARTED[1]}"
 wait "${STARTED[1]}" 2>/dev/null || true
 echo PASS

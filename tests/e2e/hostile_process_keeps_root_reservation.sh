@@ -20,7 +20,7 @@ bash -c '"$1" --simulate "$2" pick --only 1 --ttl 300s >"$3"
 shell=$!
 wait_until 20 "root's pick" test -s "$TEST_TMP/picked"
 expect_eq "$(cat "$TEST_TMP/picked")" 1 "root's pick"
-reservation() { "$GPUPIN" --simulate "$SCENARIO" --json leases | jq -c '.leases[] | [.user, .pid, .reservation_deadline_unix_ms != null]'; }
+reservation() { "$GPUPIN" --simulate "$SCENARIO" --json leases | jq -c '.leases[] | [.user, .holder_pid, .reservation_deadline_unix_ms != null]'; }
 expect_eq "$(reservation)" "[\"root\",$shell,true]" "root's reservation"
 
 CUDA_VISIBLE_DEVICES=1 "${AS_NOBODY[@]}" "$WORKLOAD" --seconds 3 --name nobodys --log "$log" &

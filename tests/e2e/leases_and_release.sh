@@ -10,7 +10,7 @@ run_status "$GPUPIN" "${SIM[@]}" leases
 expect_contains "$OUT" "reserved until" "reservation listed"
 expect_contains "$OUT" "0,1" "with its GPUs"
 json=$("$GPUPIN" "${SIM[@]}" --json leases)
-expect_contains "$json" '"schema_version": 1' "json schema"
+expect_contains "$json" '"schema_version": 2' "json schema"
 expect_contains "$json" '"gpu_indices": [' "json indices"
 # A second pick from the same shell gets other cards: the reservation holds.
 ids=$("$GPUPIN" "${SIM[@]}" pick -n 2)
@@ -45,7 +45,7 @@ expect_eq "$STATUS" 1 "unknown id"
 expect_contains "$ERR" "no lease 'no-such-lease'" "names the id"
 expect_contains "$ERR" "a job still waiting in the queue leaves it when its gpupin is stopped" "and what a waiting job's id is"
 # The same id twice releases, and reports, one lease.
-id=$("$GPUPIN" "${SIM[@]}" pick >/dev/null && "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].id')
+id=$("$GPUPIN" "${SIM[@]}" pick >/dev/null && "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].lease_id')
 "$GPUPIN" "${SIM[@]}" pick >/dev/null
 run_status "$GPUPIN" "${SIM[@]}" release "$id" "$$-"
 expect_eq "$STATUS" 2 "an id, then a prefix that matches it and another lease"

@@ -25,6 +25,6 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) >= 2, lines
 for line in lines:
-    assert json.loads(line)["schema_version"] == 1
+    assert json.loads(line)["schema_version"] == 2
 ' "$TEST_TMP/json" || fail "--json --watch must print one JSON document per line"
 echo PASS

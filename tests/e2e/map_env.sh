@@ -21,7 +21,7 @@ expect_contains "$OUT" 'entry 2 "1": after an invalid entry' "1 dropped with it"
 run_status "$GPUPIN" "${SIM[@]}" --json map --env 'CUDA_VISIBLE_DEVICES=0,7,1'
 expect_eq "$STATUS" 0 "map --json status"
 expect_eq "$(jq -c '[.schema_version, .cuda_visible_devices, .cuda_device_order]' <<<"$OUT")" \
-  '[1,"0,7,1",null]' "json environment"
+  '[2,"0,7,1",null]' "json environment"
 expect_eq "$(jq -c '[.devices[] | [.cuda_ordinal, .gpu_index, .uuid]]' <<<"$OUT")" \
   "[[0,0,\"$GPU0\"]]" "json devices"
 expect_eq "$(jq -c '[.dropped[] | [.position, .token, .reason]]' <<<"$OUT")" \

@@ -20,7 +20,7 @@ expect_contains "$OUT" "cuda:0: gpupin expects GPU 2 ($A6000), the driver has $R
 expect_contains "$OUT" "libgpupin-sim-cuda.so, CUDA 12.2" "the driver library is named"
 
 run_status "$GPUPIN" "${SIM[@]}" --json map --probe
-expect_eq "$(jq -c '[.order_is_guess, .probe.status, .probe.agree, .probe.devices[0].gpu_index]' <<<"$OUT")" \
+expect_eq "$(jq -c '[.cuda_order_is_guess, .probe.status, .probe.agree, .probe.devices[0].gpu_index]' <<<"$OUT")" \
   '[true,"ok",false,1]' "json probe disagreement"
 
 # PCI_BUS_ID: nothing is guessed, and the driver agrees.

@@ -52,7 +52,7 @@ expect_eq "$OUT" 1 "run after eval env"
 "$GPUPIN" "${SIM[@]}" -q run --only 0 -- sleep 30 &
 holder=$!
 # Its own lease, by command: an earlier step's ended lease may still have a file.
-holder_lease() { "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[] | select(.command == "sleep 30") | .id'; }
+holder_lease() { "$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[] | select(.command == "sleep 30") | .lease_id'; }
 has_holder_lease() { [[ -n $(holder_lease) ]]; }
 wait_until $((5 * TIME_FACTOR)) "the holder's lease" has_holder_lease
 id=$(holder_lease)

@@ -23,7 +23,7 @@ expect_eq "$b" 1 "the second pick, through sh -c: the first reservation still ho
 
 # Both reservations are held by the long-lived shells, not by the wrappers.
 json=$("$GPUPIN" --simulate "$scenario" --json leases)
-holders=$(python3 -c 'import json,sys; print(" ".join(str(l["pid"]) for l in json.load(sys.stdin)["leases"]))' <<<"$json")
+holders=$(python3 -c 'import json,sys; print(" ".join(str(l["holder_pid"]) for l in json.load(sys.stdin)["leases"]))' <<<"$json")
 expect_eq "$(tr ' ' '\n' <<<"$holders" | sort -n | tr '\n' ' ')" \
   "$(printf '%s\n' "$through_timeout" "$through_sh" | sort -n | tr '\n' ' ')" "the reservations' holders"
 
@@ -49,7 +49,7 @@ wait_for_line "$TEST_TMP/docker.flag" .
 gpu3=$("$GPUPIN" --simulate "$scenario" --json ls | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"][3]["uuid"])')
 expect_contains "$(cat "$TEST_TMP/docker.flag")" "$gpu3" "docker --print through timeout reserves GPU 3"
 json=$("$GPUPIN" --simulate "$scenario" --json leases)
-holders=$(python3 -c 'import json,sys; print(" ".join(str(l["pid"]) for l in json.load(sys.stdin)["leases"]))' <<<"$json")
+holders=$(python3 -c 'import json,sys; print(" ".join(str(l["holder_pid"]) for l in json.load(sys.stdin)["leases"]))' <<<"$json")
 expect_eq "$(tr ' ' '\n' <<<"$holders" | sort -n | tr '\n' ' ')" \
   "$(printf '%s\n' "$through_timeout" "$through_sh" "$through_fork" "$through_docker" | sort -n | tr '\n' ' ')" \
   "all four reservations held by their long-lived shells"

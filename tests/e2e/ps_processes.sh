@@ -33,7 +33,7 @@ expect_contains "$OUT" "no leftover GPU processes" "nothing left over yet"
 
 # GPUPIN_LEASE_ID counts only under the lease's holder: copied into another
 # process it names no job. One that names an ended lease marks a leftover.
-lease=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].id')
+lease=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].lease_id')
 CUDA_VISIBLE_DEVICES=2 GPUPIN_LEASE_ID=$lease "$WORKLOAD" --seconds 60 &
 copier=$!
 CUDA_VISIBLE_DEVICES=1 GPUPIN_LEASE_ID=1-1-0ended0 "$WORKLOAD" --seconds 60 &

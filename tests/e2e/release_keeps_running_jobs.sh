@@ -8,7 +8,7 @@ log="$TEST_TMP/workload.log"
 
 "$GPUPIN" "${SIM[@]}" run -- "$WORKLOAD" --mem 500M --name training --log "$log" 2>"$TEST_TMP/run.err" &
 wait_for_line "$log" '"name":"training"'
-job=$(jq -r '.leases[] | select(.command | contains("training")) | .id' \
+job=$(jq -r '.leases[] | select(.command | contains("training")) | .lease_id' \
   <<<"$("$GPUPIN" "${SIM[@]}" --json leases)")
 [[ -n "$job" ]] || fail "the running job's lease"
 "$GPUPIN" "${SIM[@]}" pick >/dev/null  # a stale reservation of this shell
@@ -20,7 +20,7 @@ expect_eq "$(jq '.released | length' <<<"$OUT")" 1 "one reservation released"
 expect_contains "$ERR" "kept $job (" "says which job lease it kept"
 expect_contains "$ERR" "gpupin release $job (or --all)" "and how to end it"
 run_status "$GPUPIN" "${SIM[@]}" --json leases
-expect_eq "$(jq -r '.leases[].id' <<<"$OUT")" "$job" "the job's lease is still there"
+expect_eq "$(jq -r '.leases[].lease_id' <<<"$OUT")" "$job" "the job's lease is still there"
 # So the next pick does not take the job's card, although it uses under 1G.
 run_status "$GPUPIN" "${SIM[@]}" pick --only 0 --explain
 expect_eq "$STATUS" 3 "a pick of the job's card"

@@ -17,12 +17,12 @@ text_lines=$(grep '^Name=gpu ' <<<"$OUT" | sed 's/  # .*//')
 run_status "$GPUPIN" --simulate "$EXAMPLES/lab-8gpu.json" slurm gres --json
 expect_eq "$STATUS" 0 "slurm gres --json"
 expect_eq "$(jq -r '.lines[].line' <<<"$OUT")" "$text_lines" "the JSON's lines are the text's"
-expect_eq "$(jq -r '.lines[1] | [.nvml_index, .type, .file, .cores] | join(" ")' <<<"$OUT")" \
+expect_eq "$(jq -r '.lines[1] | [.gpu_index, .type, .file, .cores] | join(" ")' <<<"$OUT")" \
   "1 nvidia_rtx_a6000 /dev/nvidia1 0-15" "one line's fields"
 expect_eq "$(jq -r '.node_gres' <<<"$OUT")" \
   "gpu:nvidia_geforce_rtx_2080_ti:2,gpu:nvidia_geforce_rtx_3090:2,gpu:nvidia_rtx_a6000:4" "node_gres"
 expect_eq "$(jq -r '[.schema_version, (.left_out | length), (.notes | length)] | join(" ")' <<<"$OUT")" \
-  "1 0 0" "schema version; nothing left out, nothing to note"
+  "2 0 0" "schema version; nothing left out, nothing to note"
 
 # Minor numbers out of PCI bus order: the lines stay in PCI bus order, and say so.
 fixture="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/server-4gpu-ht-minors.json"
