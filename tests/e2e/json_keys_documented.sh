@@ -2,7 +2,8 @@
 # with --json on an example server, with a lease, a queued job, a leftover
 # process and house rules in place so that its lists are not empty, and
 # every key path it prints (`gpus[].memory.total_bytes`) must appear, in
-# backquotes, in the section of doc/json.md that documents that output.
+# backquotes, in the section of doc/json.md that documents that output;
+# and no key breaks its rules of naming.
 source "$(dirname "$0")/lib.sh"
 export PATH="$GPUPIN_SOURCE_DIR/tests/e2e/fake-docker:$PATH"
 export FAKE_DOCKER_STATE="$TEST_TMP/docker"
@@ -14,13 +15,14 @@ SIM=(--simulate "$EXAMPLES/server-4gpu.json")
 key_paths() {
   jq -r 'paths | select(.[-1] | type == "string")
     | map(if type == "number" then "[]" else "." + . end) | join("")' |
-    sed -E 's/^\.//; s/\.\[\]/[]/g; s/\]\./]./g' | sort -u
+    sed 's/^\.//' | sort -u
 }
 # section HEADING: the text of doc/json.md under "## HEADING", up to the next "## ".
 section() {
   awk -v heading="## $1" '$0 == heading { inside = 1; next } /^## / { inside = 0 } inside' "$doc"
 }
 missing=()
+misnamed=()
 checked=0
 # documented HEADING WHAT: every key path of the JSON on stdin (WHAT printed
 # it) is in the section HEADING.
@@ -33,6 +35,13 @@ documented() {
   for path in $paths; do
     checked=$((checked + 1))
     [[ $text == *"\`$path\`"* ]] || missing+=("$path (of $2) under '## $1'")
+    # One name for one thing (doc/json.md): a bare `id` says not whose, and
+    # `index` is only a GPU's or MIG device's own, in its entry of a list.
+    case $path in
+      id | *.id) misnamed+=("$path (of $2): a bare id; name it lease_id, ticket_id, ...") ;;
+      "gpus[].index" | "gpus[].mig.devices[].index") ;;
+      index | *.index) misnamed+=("$path (of $2): a GPU named from elsewhere is gpu_index") ;;
+    esac
   done
 }
 run_json() { # ARGS...: gpupin --json ARGS, its stdout in OUT
@@ -115,6 +124,10 @@ else
   documented '`gpupin --json config`' "config" <<<"$OUT"
 fi
 
+if ((${#misnamed[@]} > 0)); then
+  printf 'misnamed: %s\n' "${misnamed[@]}" >&2
+  fail "${#misnamed[@]} key paths break the rules of naming in doc/json.md"
+fi
 if ((${#missing[@]} > 0)); then
   printf 'doc/json.md does not list %s\n' "${missing[@]}" >&2
   fail "${#missing[@]} of $checked key paths are not in doc/json.md"
