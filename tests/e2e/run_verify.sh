@@ -37,7 +37,7 @@ expect_contains "$OUT" "export XLA_PYTHON_CLIENT_PREALLOCATE='false'" "shared re
 fish=$("$GPUPIN" "${SIM[@]}" env --shell fish --for "$shell_pid" --only 1)
 expect_contains "$fish" "set -gx CUDA_VISIBLE_DEVICES '1';" "fish syntax"
 leases=$("$GPUPIN" "${SIM[@]}" --json leases)
-expect_eq "$(grep -c "\"pid\": $shell_pid" <<<"$leases")" 2 "both leases held by the shell"
+expect_eq "$(grep -c "\"holder_pid\": $shell_pid" <<<"$leases")" 2 "both leases held by the shell"
 kill "$shell_pid"
 wait "$shell_pid" 2>/dev/null || true
 leases=$("$GPUPIN" "${SIM[@]}" --json leases)
