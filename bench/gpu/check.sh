@@ -14,6 +14,9 @@
 #       that process's SIGKILL (the driver's teardown included)
 #   (f) gpupin's reading of CUDA_VISIBLE_DEVICES agrees with the driver's,
 #       for 42 values, odd ones included (map --probe)
+#   (g) INFO: the wall time of gpupin --json ls against nvidia-smi's query of
+#       the same columns, 20 interleaved pairs, and the NVML calls each makes
+#       (ltrace, when installed)
 # Prints PASS/FAIL/SKIP/INFO lines and a summary. Exit 0: all passed;
 # 1: something failed; 77: no NVIDIA driver here, nothing was checked.
 # Env: GPUPIN_BIN (default build/release/bin/gpupin, else gpupin on PATH).
@@ -231,6 +234,34 @@ for i in "${!values[@]}"; do
     >"$work/map$i.json" 2>"$work/map$i.err"
   judge cuda_visible "$work/map$i.json" "${values[$i]}"
 done
+
+# ---- (g) what a listing costs: gpupin --json ls against nvidia-smi ----
+smi_query=(nvidia-smi --query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv)
+# median FILE COLUMN: the median of a column of numbers.
+median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+if command -v nvidia-smi >/dev/null; then
+  for _ in $(seq 20); do
+    t0=$(date +%s%N)
+    timeout 20 "$gpupin" --json ls >/dev/null 2>&1
+    t1=$(date +%s%N)
+    timeout 20 "${smi_query[@]}" >/dev/null 2>&1
+    t2=$(date +%s%N)
+    echo "$(((t1 - t0) / 1000)) $(((t2 - t1) / 1000))"
+  done >"$work/listing_us"
+  ours=$(median "$work/listing_us" 1) theirs=$(median "$work/listing_us" 2)
+  report INFO g "wall time, median of 20 interleaved pairs: gpupin --json ls $((ours / 1000)).$(((ours % 1000) / 100)) ms, ${smi_query[*]} $((theirs / 1000)).$(((theirs % 1000) / 100)) ms; gpupin/nvidia-smi $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')x"
+  if command -v ltrace >/dev/null; then
+    # -x follows the library into dlopen, which both programs use to load NVML.
+    for who in gpupin nvidia-smi; do
+      if [[ $who == gpupin ]]; then command=("$gpupin" --json ls); else command=("${smi_query[@]}"); fi
+      timeout 60 ltrace -f -c -x 'nvml*@libnvidia-ml.so.1' -o "$work/ltrace.$who" "${command[@]}" >/dev/null 2>&1
+      calls=$(awk '$NF ~ /^nvml/ { n += $4 } END { print n + 0 }' "$work/ltrace.$who" 2>/dev/null)
+      report INFO g "NVML calls of $who (ltrace -c): $calls"
+    done
+  else
+    report INFO g "ltrace not installed: NVML calls not counted (apt-get install ltrace)"
+  fi
+fi
 
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
