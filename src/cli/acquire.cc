@@ -447,10 +447,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           head_waits = true;
           // Decided on the leases alone: their ends are what can change it.
           if (!inventory) {
-            for (const Lease& lease : input.held_leases) {
-              watched.push_back(lease.holder);
-              if (lease.is_reservation()) reserved = true;
-            }
+            for (const Lease& lease : input.held_leases) watched.push_back(lease.holder);
           }
           return join_queue(txn);
         case Decision::Kind::kTake:

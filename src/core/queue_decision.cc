@@ -108,8 +108,8 @@ Lease LeaseFor(const QueueRequest& request, const PolicyInput& policy, const Sel
 
 // Without a look: "3 of the 4 GPUs are leased" when the leases alone leave
 // too few cards for the request to start (DecisionInput::known_cards), and
-// nullopt when only a look can tell. A shared request may share a leased
-// card, and a request that no look has shown could ever be served is
+// nullopt when only a look can tell. A reserved card may be free already, a
+// shared request may share a leased card, and a request that no look has shown could ever be served is
 // refused on a look, not left waiting.
 std::optional<std::string> AllLeased(const DecisionInput& input) {
   const QueueRequest& request = input.request;
@@ -118,6 +118,8 @@ std::optional<std::string> AllLeased(const DecisionInput& input) {
     return std::nullopt;
   std::set<std::string> leased;
   for (const Lease& lease : input.held_leases) {
+    // A reservation ends when its job does, which only a look can see.
+    if (lease.is_reservation()) continue;
     for (const std::string& uuid : lease.gpu_uuids) {
       if (std::find(input.known_cards.begin(), input.known_cards.end(), uuid) !=
           input.known_cards.end())

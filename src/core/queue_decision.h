@@ -89,7 +89,7 @@ struct DecisionInput {
   // Without a look, for a waiter at its turn: the UUID of every card (from
   // an earlier look: they do not change while the driver is loaded) and the
   // leases held now. An exclusive request that fewer cards are free of
-  // leases than it asks for waits on without a look: nothing a look shows
+  // leases (reservations aside) than it asks for waits on without a look: nothing a look shows
   // frees a leased card, and every hand-off in a busy queue wakes the head.
   std::vector<std::string> known_cards;
   std::vector<Lease> held_leases;

@@ -501,6 +501,14 @@ TEST(Decide, OnlyALookDecidesForSharedRequestsAndNeverServedOnes) {
   EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook) << "no earlier look: the cards unknown";
 }
 
+TEST(Decide, AReservedCardMayBeFreeAlready) {
+  HeadWithoutALook f;
+  f.Ask(2);
+  f.input.held_leases.back().reservation_deadline_unix_ms = kNow + 60'000;
+  EXPECT_EQ(Decide(f.input).kind, Decision::Kind::kLook)
+      << "the reservation's job may have ended, which only a look shows";
+}
+
 TEST(Decide, LeasesOfCardsBeyondTheKnownOnesAreNotCounted) {
   HeadWithoutALook f;
   f.Ask(2);
