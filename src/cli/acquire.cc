@@ -294,12 +294,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // that same transaction. A newcomer who finds others waiting skips both.
   // Such a newcomer does not even open NVML (the real nvmlInit takes tens
   // of milliseconds, and 64 jobs submitted at once all paid it while the
-  // first ones were starting) until it is next in line. A newcomer who will
-  // wait never looks first: it takes its place in the queue, and looks once
-  // the lock says it is first, so that a burst submitted at one instant
-  // onto an empty queue queues behind the first of it rather than each of
-  // its newcomers asking NVML.
-  bool want_snapshot = claimed_job || (!request.wait && !(*store)->QueueMayHaveTickets());
+  // first ones were starting) until it is next in line.
+  bool want_snapshot = claimed_job || !(*store)->QueueMayHaveTickets();
   std::optional<ChangeWatch> ahead_watch;
   // The last look at NVML and /proc. A waiter nudged while still behind
   // takes one so as to be ready when the ticket ahead goes; that look is
@@ -423,8 +419,6 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           look_again = inventory != nullptr;
           watched.clear();
           waiting_text.clear();
-          // A waiter holds its place while it looks: newcomers queue behind.
-          if (request.wait && !job) return join_queue(txn);
           return Ok{};
         case Decision::Kind::kRefuse:
           refusal = std::move(decision.refusal);
