@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "cli/cuda_numbering.h"
 #include "cli/machine_state.h"
 #include "core/cuda_visible.h"
 #include "core/printable.h"
@@ -105,9 +106,10 @@ struct Allowance {
   bool read_in_part = false;
 };
 
-Allowance AllowedGpus(const Inventory& inventory, const VisibilityEnv& visibility) {
+Allowance AllowedGpus(CudaNumbering& numbering, const Inventory& inventory,
+                      const VisibilityEnv& visibility) {
   if (!visibility.cuda_visible_devices) return {};
-  Resolution resolution = ResolveVisibleDevices(inventory.gpus, visibility);
+  Resolution resolution = numbering.Resolve(inventory, visibility);
   Allowance allowance{std::vector<uint32_t>{}, resolution.order_is_guess,
                       !resolution.dropped.empty()};
   for (const VisibleDevice& device : resolution.visible) {
@@ -219,6 +221,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   const VisibilityEnv visibility = VisibilityEnvFromProcess();
   std::optional<std::string> allowed_by;
   bool guess_noted = false;  // once per gpupin, however often it looks
+  // The driver's order where a ls or map kept it; choosing cards never
+  // waits for a probe.
+  CudaNumbering numbering(world, ProbePolicy::kKeptOnly);
   if (visibility.cuda_visible_devices)
     allowed_by = "CUDA_VISIBLE_DEVICES=" + *visibility.cuda_visible_devices;
 
@@ -257,13 +262,14 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     input.process_owners = processes.owners;
     input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
                     request.shell};
-    const Allowance allowance = AllowedGpus(inventory, visibility);
+    const Allowance allowance = AllowedGpus(numbering, inventory, visibility);
     input.allowed_gpu_indices = allowance.gpu_indices;
     if (allowance.order_guessed && !guess_noted) {
       world.Note(fmt::format(
           "{} counts in CUDA's FASTEST_FIRST order, which gpupin can only guess on mixed GPU "
           "models: the cards it allows may not be the ones meant; set "
-          "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs (gpupin map --probe asks the driver)",
+          "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs (gpupin ls asks the driver once, and "
+          "every gpupin then follows its order)",
           *allowed_by));
       guess_noted = true;
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/cuda_numbering.h"
 #include "cli/gpu_processes.h"
 #include "cli/machine_state.h"
 #include "core/doctor.h"
@@ -51,10 +52,12 @@ Status GatherNvml(World& world, DoctorFacts& facts) {
   return Ok{};
 }
 
-void GatherEnvironment(DoctorFacts& facts) {
+void GatherEnvironment(World& world, DoctorFacts& facts) {
   std::map<std::string, std::string> environment = ProcessEnvironment();
   facts.env = VisibilityEnvFromMap(environment);
-  facts.resolution = ResolveVisibleDevices(facts.inventory.gpus, facts.env);
+  // The driver's order where a ls or map kept it.
+  facts.resolution =
+      CudaNumbering(world, ProbePolicy::kKeptOnly).Resolve(facts.inventory, facts.env);
   if (auto it = environment.find("SLURM_JOB_ID"); it != environment.end())
     facts.slurm_job_id = it->second;
 }
@@ -202,7 +205,7 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   if (Status python = GatherPython(options.python_files, facts); !python.ok())
     return python.error();
   if (Status nvml = GatherNvml(world, facts); !nvml.ok()) return nvml.error();
-  GatherEnvironment(facts);
+  GatherEnvironment(world, facts);
   GatherContainer(world, facts);
   GatherLeases(world, facts);
   if (options.probe) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/cuda_numbering.h"
 #include "cli/machine_state.h"
 #include "cli/number_checks.h"
 #include "core/cuda_visible.h"
@@ -81,13 +82,17 @@ struct Annotations {
   std::map<uint32_t, GpuAnnotation> by_gpu;
   // The cuda:N column rests on a guess of CUDA's FASTEST_FIRST order.
   bool order_is_guess = false;
+  // Where cuda:N come from (CudaOrderSource).
+  const char* order_source = "";
 };
 
-Annotations Annotate(World& world, const Inventory& inventory, const VisibilityEnv& env) {
+Annotations Annotate(World& world, CudaNumbering& numbering, const Inventory& inventory,
+                     const VisibilityEnv& env) {
   Annotations result;
   std::map<uint32_t, GpuAnnotation>& annotations = result.by_gpu;
-  Resolution resolution = ResolveVisibleDevices(inventory.gpus, env);
+  Resolution resolution = numbering.Resolve(inventory, env);
   result.order_is_guess = resolution.order_is_guess;
+  result.order_source = CudaOrderSource(resolution);
   for (const VisibleDevice& device : resolution.visible) {
     if (device.mig_index) {
       annotations[device.gpu_index].mig_cuda_ordinals[*device.mig_index] = device.ordinal;
@@ -104,16 +109,17 @@ Annotations Annotate(World& world, const Inventory& inventory, const VisibilityE
 }
 
 // One frame of output: the table or a JSON document (one line when watching).
-Result<std::string> Frame(World& world, GpuSource& gpus, const LsOptions& options,
-                          bool compact_json) {
+Result<std::string> Frame(World& world, GpuSource& gpus, CudaNumbering& numbering,
+                          const LsOptions& options, bool compact_json) {
   const VisibilityEnv env = VisibilityEnvFromProcess();
   Result<Inventory> inventory = gpus.Snapshot(FactsToList(options, env));
   if (!inventory.ok()) return inventory.error();
-  Annotations annotated = Annotate(world, *inventory, env);
+  Annotations annotated = Annotate(world, numbering, *inventory, env);
   std::map<uint32_t, GpuAnnotation>& annotations = annotated.by_gpu;
   if (world.options().json) {
     nlohmann::ordered_json json = InventoryToJson(*inventory, gpus.LastRead());
     json["cuda_order_is_guess"] = annotated.order_is_guess;
+    json["cuda_order"] = annotated.order_source;
     for (auto& gpu : json["gpus"]) {
       const GpuAnnotation& annotation = annotations[gpu["index"].get<uint32_t>()];
       gpu["cuda_ordinal"] = OrNull(annotation.cuda_ordinal);
@@ -133,8 +139,8 @@ Result<std::string> Frame(World& world, GpuSource& gpus, const LsOptions& option
     table += world.terminal().Paint(
                  "cuda:N is a guess: the models differ and CUDA_DEVICE_ORDER is not PCI_BUS_ID, so "
                  "CUDA orders them "
-                 "by an unpublished heuristic; set CUDA_DEVICE_ORDER=PCI_BUS_ID, or ask the "
-                 "driver: gpupin map --probe",
+                 "by an unpublished heuristic and the CUDA driver could not be asked (gpupin -v "
+                 "ls says why); set CUDA_DEVICE_ORDER=PCI_BUS_ID",
                  Color::kYellow) +
              "\n";
   }
@@ -158,12 +164,13 @@ std::string InPlace(const std::string& frame) {
   return out + "\x1b[J";
 }
 
-Result<int> Watch(World& world, GpuSource& gpus, const LsOptions& options, double seconds) {
+Result<int> Watch(World& world, GpuSource& gpus, CudaNumbering& numbering,
+                  const LsOptions& options, double seconds) {
   InterruptGuard interrupt;
   bool in_place = world.terminal().stdout_color() && !world.options().json;
   if (in_place) WriteAll("\x1b[?25l\x1b[2J");
   do {
-    Result<std::string> frame = Frame(world, gpus, options, true);
+    Result<std::string> frame = Frame(world, gpus, numbering, options, true);
     if (!frame.ok()) {
       if (in_place) WriteAll("\x1b[?25h");
       return frame.error();
@@ -195,11 +202,14 @@ CommandSpec LsCommand() {
                 return exists.error();
               Result<GpuSource*> gpus = world.Gpus();
               if (!gpus.ok()) return gpus.error();
+              // Probes the driver when the cuda:N column would be a guess
+              // and no probe of this boot and driver is kept.
+              CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
               if (app.count("--watch") > 0) {
-                return Watch(world, **gpus, *options,
+                return Watch(world, **gpus, numbering, *options,
                              options->watch_seconds > 0 ? options->watch_seconds : 2);
               }
-              Result<std::string> frame = Frame(world, **gpus, *options, false);
+              Result<std::string> frame = Frame(world, **gpus, numbering, *options, false);
               if (!frame.ok()) return frame.error();
               WriteAll(*frame);
               return 0;

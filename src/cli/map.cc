@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "cli/cuda_numbering.h"
 #include "cli/number_checks.h"
 #include "core/env_words.h"
 #include "core/gpu_use.h"
@@ -55,27 +56,12 @@ Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& optio
   return Examined{"this environment", ProcessEnvironment()};
 }
 
-// The probe child's environment: gpupin's own (so that the driver library
-// and, under --simulate, the scenario are found), with every CUDA_* variable
-// taken from the environment being examined instead, since those are what
-// cuInit reads.
-std::map<std::string, std::string> ProbeEnvironment(const Examined& examined) {
-  std::map<std::string, std::string> environment;
-  for (auto& [name, value] : ProcessEnvironment()) {
-    if (!name.starts_with("CUDA_")) environment[name] = value;
-  }
-  for (const auto& [name, value] : examined.variables) {
-    if (name.starts_with("CUDA_")) environment[name] = value;
-  }
-  return environment;
-}
-
 Status AddProbe(const World& world, const Examined& examined, MapView& view) {
   Result<std::string> libcuda = ProbeLibcudaPath(world);
   if (!libcuda.ok()) return libcuda.error();
   ProbeOptions probe_options;
   probe_options.libcuda_path = *libcuda;
-  probe_options.environment = ProbeEnvironment(examined);
+  probe_options.environment = ProbeEnvironment(examined.variables);
   Result<ProbeResult> probe = ProbeCuda(probe_options);
   if (!probe.ok()) return probe.error();
   view.libcuda = *libcuda;
@@ -84,7 +70,7 @@ Status AddProbe(const World& world, const Examined& examined, MapView& view) {
   return Ok{};
 }
 
-void AddUses(const World& world, int pid, MapView& view) {
+void AddUses(const World& world, CudaNumbering& numbering, int pid, MapView& view) {
   view.pid = pid;
   const ProcFs& procfs = world.procfs();
   // A child started with a CUDA_VISIBLE_DEVICES of its own (a launcher's
@@ -96,7 +82,7 @@ void AddUses(const World& world, int pid, MapView& view) {
     if (!environment.ok()) return std::nullopt;
     VisibilityEnv own = VisibilityEnvFromMap(*environment);
     if (own == view.env) return std::nullopt;
-    return ResolveVisibleDevices(view.inventory->gpus, own);
+    return numbering.Resolve(*view.inventory, own);
   };
   view.uses = FindGpuUses(
       *view.inventory, view.resolution,
@@ -138,14 +124,17 @@ Result<int> Map(World& world, const MapOptions& options) {
   view.environment_label = examined->label;
   view.env = VisibilityEnvFromMap(examined->variables);
   view.inventory = &*inventory;
-  view.resolution = ResolveVisibleDevices(inventory->gpus, view.env);
+  // Probes the driver when cuda:N would be a guess and no probe of this
+  // boot and driver is kept.
+  CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
+  view.resolution = numbering.Resolve(*inventory, view.env);
   view.asked_ordinal = asked;
   if (asked && (*asked >= static_cast<int>(view.resolution.visible.size()))) {
     return MakeError(ExitCode::kError,
                      fmt::format("cuda:{} does not exist under {}: {}", *asked, examined->label,
                                  OrdinalsThatExist(view.resolution)));
   }
-  if (options.pid) AddUses(world, *options.pid, view);
+  if (options.pid) AddUses(world, numbering, *options.pid, view);
   if (options.probe) {
     if (Status probed = AddProbe(world, *examined, view); !probed.ok()) return probed.error();
   }

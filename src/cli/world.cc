@@ -98,6 +98,14 @@ Result<LeaseStore*> World::Leases() {
   return &*leases_;
 }
 
+Result<const StateDir*> World::StateRoot() {
+  if (state_root_) return &*state_root_;
+  Result<StateDir> root = StateDir::Open(ChooseStateDirPath(options_.state_dir));
+  if (!root.ok()) return root.error();
+  state_root_.emplace(std::move(*root));
+  return &*state_root_;
+}
+
 Status World::RequireExistingStateDir() const {
   if (!options_.state_dir) return Ok{};
   struct stat info {};

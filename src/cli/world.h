@@ -16,6 +16,7 @@
 #include "sys/gpu_source.h"
 #include "sys/lease_store.h"
 #include "sys/procfs.h"
+#include "sys/state_dir.h"
 
 namespace gpupin {
 
@@ -60,6 +61,11 @@ class World {
   // it skips are reported under -v.
   Result<LeaseStore*> Leases();
 
+  // The state directory itself (chosen as for Leases()), for what is kept
+  // there beside leases: the driver's numbering (sys/driver_order_file.h).
+  // Opened once.
+  Result<const StateDir*> StateRoot();
+
   // For commands that only read the state directory (ls, ps, leases,
   // release, config): one named with --state-dir or GPUPIN_STATE_DIR that
   // does not exist is an error (ExitCode::kError), since a mistyped path
@@ -78,6 +84,7 @@ class World {
   ConfigSources config_;
   std::unique_ptr<GpuSource> gpus_;
   std::optional<LeaseStore> leases_;
+  std::optional<StateDir> state_root_;
 };
 
 // Absolute path of a file that ships beside the gpupin executable (the

@@ -558,12 +558,19 @@ Resolution Resolve(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
       [](const DroppedEntry& a, const DroppedEntry& b) { return a.position < b.position; });
 
   result.order_is_guess = order.guessed && order_consulted;
+  result.order_from_driver =
+      true_fastest_first && result.order == DeviceOrder::kFastestFirst && order_consulted;
   if (result.order_is_guess) {
     result.notes.push_back(
         "CUDA_DEVICE_ORDER is FASTEST_FIRST on a machine with mixed models (" + ModelList(gpus) +
         "): CUDA's heuristic is not public, so gpupin guesses highest compute capability "
         "first, then most cores, then PCI order; set CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs "
         "to be sure");
+  }
+  if (result.order_from_driver && TwoModels(gpus)) {
+    result.notes.push_back("CUDA_DEVICE_ORDER is FASTEST_FIRST on a machine with mixed models (" +
+                           ModelList(gpus) +
+                           "): cuda:N follow the order the CUDA driver itself gave gpupin");
   }
   AddContextNotes(env, integer_mode, &result);
   return result;
@@ -588,6 +595,11 @@ VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& env
   };
   return {get("CUDA_VISIBLE_DEVICES"), get("CUDA_DEVICE_ORDER"), get("NVIDIA_VISIBLE_DEVICES"),
           get("SLURM_JOB_GPUS"),       get("SLURM_STEP_GPUS"),   get("GPU_DEVICE_ORDINAL")};
+}
+
+const char* CudaOrderSource(const Resolution& resolution) {
+  if (resolution.order_is_guess) return "guess";
+  return resolution.order_from_driver ? "driver" : "pci_bus_id";
 }
 
 const char* DropReasonName(DropReason reason) {

@@ -72,6 +72,9 @@ struct Resolution {
   // with mixed models: CUDA's heuristic is not public, so the mapping is a
   // guess (compute capability desc, cores desc, PCI order) and says so.
   bool order_is_guess = false;
+  // True when integer entries were mapped under FASTEST_FIRST by an order
+  // the caller knew (ResolveVisibleDevicesWithOrder: the driver's own).
+  bool order_from_driver = false;
   std::vector<std::string> notes;  // further caveats, one line each
 
   // A device is named twice: cuInit then fails with CUDA_ERROR_INVALID_DEVICE
@@ -96,6 +99,12 @@ Resolution ResolveVisibleDevicesWithOrder(const std::vector<Gpu>& gpus, const Vi
 // Picks the variables VisibilityEnv holds out of a full environment (any map
 // of NAME to value); a name not in the map is unset.
 VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& environment);
+
+// Where the resolution's cuda:N come from, as --json says it: "guess"
+// (order_is_guess), "driver" (order_from_driver), else "pci_bus_id": PCI
+// order, which CUDA_DEVICE_ORDER=PCI_BUS_ID and a single model give, or
+// no order was needed.
+const char* CudaOrderSource(const Resolution& resolution);
 
 // A short user-facing text for a drop reason ("invalid entry", ...).
 const char* DropReasonName(DropReason reason);

@@ -397,6 +397,9 @@ TEST(CudaVisibleTest, KnownFastestFirstOrderIsNoGuess) {
   const Resolution r = ResolveVisibleDevicesWithOrder(Mixed(), Cvd("0,1"), truth);
   EXPECT_THAT(Indices(r), ElementsAre(2, 0));
   EXPECT_FALSE(r.order_is_guess);
+  EXPECT_TRUE(r.order_from_driver);
+  EXPECT_THAT(AllNotes(r), HasSubstr("the order the CUDA driver itself gave"));
+  EXPECT_FALSE(ResolveVisibleDevices(Mixed(), Cvd("0,1")).order_from_driver);
 }
 
 TEST(CudaVisibleTest, KnownOrderWinsEvenForIdenticalModelsAndFillsInMissingGpus) {
@@ -405,7 +408,9 @@ TEST(CudaVisibleTest, KnownOrderWinsEvenForIdenticalModelsAndFillsInMissingGpus)
   EXPECT_THAT(Indices(r), ElementsAre(3, 1, 0, 2));
   VisibilityEnv pci = Cvd("0");
   pci.cuda_device_order = "PCI_BUS_ID";
-  EXPECT_THAT(Indices(ResolveVisibleDevicesWithOrder(FourA100(), pci, truth)), ElementsAre(0));
+  const Resolution by_pci = ResolveVisibleDevicesWithOrder(FourA100(), pci, truth);
+  EXPECT_THAT(Indices(by_pci), ElementsAre(0));
+  EXPECT_FALSE(by_pci.order_from_driver);
 }
 
 TEST(CudaVisibleTest, ContainerNote) {

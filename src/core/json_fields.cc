@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpupin {
 namespace {
 
@@ -158,6 +160,12 @@ const nlohmann::json& FieldReader::Object(const char* key) {
     return EmptyObject();
   }
   return *value;
+}
+
+bool IsGpuUuidShaped(std::string_view uuid) {
+  constexpr size_t kLongest = 96;
+  return !uuid.empty() && uuid.size() <= kLongest &&
+         std::all_of(uuid.begin(), uuid.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
 bool IsValidRecordId(std::string_view id) {

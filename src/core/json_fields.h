@@ -58,4 +58,10 @@ class FieldReader {
 // [A-Za-z0-9_-], so it never is ".", "..", hidden, or holds a '/'.
 bool IsValidRecordId(std::string_view id);
 
+// Whether `uuid` is shaped like a UUID NVML gives ("GPU-" and 36
+// characters, or a MIG form of up to about 60): 1 to 96 printable ASCII
+// characters without spaces. Anything else in a record is not one, and
+// would only widen every table that shows it.
+bool IsGpuUuidShaped(std::string_view uuid);
+
 }  // namespace gpupin

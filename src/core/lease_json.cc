@@ -6,18 +6,6 @@
 #include "core/docker_args.h"
 
 namespace gpupin {
-namespace {
-
-// A UUID as NVML spells it ("GPU-" and 36 characters, or a MIG form of up
-// to about 60): anything far longer or with spaces and controls in it is
-// not one, and would only widen every table that shows leases.
-bool IsGpuUuidShaped(const std::string& uuid) {
-  constexpr size_t kLongest = 96;
-  return !uuid.empty() && uuid.size() <= kLongest &&
-         std::all_of(uuid.begin(), uuid.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-}  // namespace
 
 nlohmann::json ProcessIdentityToJson(const ProcessIdentity& identity) {
   return {{"pid", identity.pid}, {"start_time_ticks", identity.start_time_ticks}};

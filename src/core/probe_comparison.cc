@@ -106,6 +106,11 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) 
         "gpupin's FASTEST_FIRST order was a guess; the driver's order is the truth, so set "
         "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs");
   }
+  if (!comparison.agree && model.order_from_driver) {
+    comparison.differences.emplace_back(
+        "gpupin's FASTEST_FIRST order is the driver's as kept in the state directory "
+        "(cuda-order-UID.json), and the driver now numbers otherwise: remove that file");
+  }
   return comparison;
 }
 

@@ -53,6 +53,14 @@ TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
   EXPECT_THAT(c.differences[2], HasSubstr("was a guess"));
 }
 
+TEST(ProbeComparisonTest, AKeptDriverOrderThatNoLongerHoldsIsNamed) {
+  Resolution model = Model({kA, kB});
+  model.order_from_driver = true;
+  const ProbeComparison c = CompareProbe(model, Driver({kB, kA}));
+  EXPECT_FALSE(c.agree);
+  EXPECT_THAT(c.differences.back(), HasSubstr("cuda-order-UID.json"));
+}
+
 TEST(ProbeComparisonTest, CountDifference) {
   const ProbeComparison c = CompareProbe(Model({kA}), Driver({kA, kB}));
   EXPECT_FALSE(c.agree);

@@ -282,6 +282,7 @@ Json MapToJson(const MapView& view) {
             {"cuda_device_order", OrNull(view.env.cuda_device_order)},
             {"order", OrderName(view.resolution.order)},
             {"cuda_order_is_guess", view.resolution.order_is_guess},
+            {"cuda_order", CudaOrderSource(view.resolution)},
             {"devices", devices},
             {"dropped", dropped},
             {"notes", view.resolution.notes}};

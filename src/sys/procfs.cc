@@ -191,6 +191,14 @@ std::optional<uint64_t> ProcFs::UptimeTicks() const {
   return ParseUptimeTicks(file.text, static_cast<uint64_t>(hz));
 }
 
+std::optional<std::string> ProcFs::BootId() const {
+  FileText file = ReadProcFile(root_ + "/sys/kernel/random/boot_id");
+  if (file.error != 0) return std::nullopt;
+  std::string id = file.text.substr(0, file.text.find('\n'));
+  if (id.empty()) return std::nullopt;
+  return id;
+}
+
 std::optional<uint64_t> LiveProcessStartTime(const ProcFs& procfs, int pid) {
   std::optional<ProcessStat> stat = procfs.Stat(pid);
   if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;

@@ -41,6 +41,9 @@ class ProcFs {
   std::optional<int> FlockHolder(uint64_t device, uint64_t inode) const;
   // Clock ticks since boot, now (for ages and elapsed times).
   std::optional<uint64_t> UptimeTicks() const;
+  // The kernel's boot id (sys/kernel/random/boot_id), a random UUID drawn
+  // at each boot; nullopt when it cannot be read.
+  std::optional<std::string> BootId() const;
 
   const std::string& root() const { return root_; }
 

@@ -241,6 +241,13 @@ TEST(ProcFsFake, UptimeInTicks) {
   EXPECT_FALSE(ProcFs(proc.path()).UptimeTicks().has_value());
 }
 
+TEST(ProcFsFake, BootIdWithoutItsNewline) {
+  TempDir proc;
+  EXPECT_FALSE(ProcFs(proc.path()).BootId().has_value());
+  proc.Write("sys/kernel/random/boot_id", "0f6c8a1e-2b3d-4e5f-8a9b-0c1d2e3f4a5b\n");
+  EXPECT_EQ(ProcFs(proc.path()).BootId(), "0f6c8a1e-2b3d-4e5f-8a9b-0c1d2e3f4a5b");
+}
+
 TEST(ProcFsReal, SelfAndParent) {
   ProcFs fs;
   std::optional<ProcessStat> self = fs.Stat(getpid());

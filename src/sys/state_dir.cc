@@ -227,7 +227,7 @@ Result<FileRead> StateDir::ReadFile(const std::string& name, size_t max_bytes) c
     return MakeError(ExitCode::kError, fmt::format("is more than the {} bytes allowed", max_bytes));
   }
   text.resize(filled);
-  return FileRead{std::move(text), st.st_uid};
+  return FileRead{std::move(text), st.st_uid, static_cast<uint32_t>(st.st_mode & 07777)};
 }
 
 Status StateDir::WriteFileAtomic(const std::string& name, std::string_view text) const {

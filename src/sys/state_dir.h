@@ -30,10 +30,12 @@ struct StateDirDefaults {
 std::string ChooseStateDirPath(const std::optional<std::string>& explicit_path,
                                const StateDirDefaults& defaults = {});
 
-// A file's contents and the uid that owns it (for forgery checks).
+// A file's contents, the uid that owns it (for forgery checks) and its
+// permission bits (who else may have written it).
 struct FileRead {
   std::string text;
   uint32_t owner_uid = 0;
+  uint32_t mode = 0;  // st_mode & 07777
 };
 
 // What one lstat says of a file, before it is read.

@@ -1,0 +1,55 @@
+// The cuda:N of one command. Where gpupin's model would guess CUDA's
+// FASTEST_FIRST order (mixed models, CUDA_DEVICE_ORDER not PCI_BUS_ID), the
+// driver's own order is used instead: asked once per boot, driver and set
+// of GPUs by a probe child (sys/cuda_probe.h) and kept in the state
+// directory (sys/driver_order_file.h) for every later command.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/world.h"
+#include "core/cuda_visible.h"
+#include "core/driver_order.h"
+#include "core/gpu.h"
+
+namespace gpupin {
+
+// Whether a command may run the probe when no kept order matches: only the
+// commands that show cuda:N (ls, map) pay for it; the others use a kept
+// order or guess.
+enum class ProbePolicy { kKeptOnly, kProbeIfNeeded };
+
+class CudaNumbering {
+ public:
+  CudaNumbering(World& world, ProbePolicy policy) : world_(world), policy_(policy) {}
+
+  // ResolveVisibleDevices, with the driver's order wherever the model's
+  // would be a guess. The kept order is read, or the probe run, only then,
+  // and once for each machine key (boot, driver, GPUs) this object sees,
+  // so `ls --watch` probes at most once. A probe that cannot be made (no
+  // libcuda, an error, a time-out) leaves the guess, with a line under -v.
+  Resolution Resolve(const Inventory& inventory, const VisibilityEnv& env);
+
+ private:
+  std::optional<DriverOrder> Lookup(const Inventory& inventory);
+  std::optional<DriverOrder> Probe(const Inventory& inventory, const DriverOrderKey& key,
+                                   bool keep);
+
+  World& world_;
+  ProbePolicy policy_;
+  // The last key looked up and what was found for it.
+  std::optional<DriverOrderKey> looked_up_key_;
+  std::optional<DriverOrder> found_;
+};
+
+// A probe child's environment: gpupin's own (so that the driver library
+// and, under --simulate, the scenario are found), with every CUDA_*
+// variable taken from `examined` instead, since those are what cuInit
+// reads. What `examined` does not name is unset.
+std::map<std::string, std::string> ProbeEnvironment(
+    const std::map<std::string, std::string>& examined);
+
+}  // namespace gpupin

@@ -1,0 +1,35 @@
+// The driver's numbering (core/driver_order.h) kept in the shared state
+// directory: one file per user, `cuda-order-<uid>.json`, written by that
+// user's gpupin after a probe. Another user may plant any file under any
+// name there, so a reader trusts only its own file and root's, each only
+// when that user owns it and nobody else may write it (doc/security.md).
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/driver_order.h"
+#include "sys/state_dir.h"
+
+namespace gpupin {
+
+// "cuda-order-1000.json": the file user `uid` writes.
+std::string DriverOrderFileName(uint32_t uid);
+
+// The order kept for `key` (this machine now): the reader's own file, else
+// root's. A file that is missing, not a regular file (a symlink is not
+// followed), larger than 16 KiB, owned by anyone but the user it is named
+// for, writable by group or others, unparsable, or for another key is
+// passed over, with one line to `verbose` saying why.
+std::optional<DriverOrder> ReadDriverOrder(const StateDir& dir, uint32_t reader_uid,
+                                           const DriverOrderKey& key,
+                                           const std::function<void(const std::string&)>& verbose);
+
+// Replaces user `uid`'s file with `order`, atomically (mode 0644). Fails
+// when the name is taken by another user's file (sticky directory).
+Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const DriverOrder& order);
+
+}  // namespace gpupin
