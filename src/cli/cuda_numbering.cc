@@ -32,8 +32,8 @@ Resolution CudaNumbering::Resolve(const Inventory& inventory, const VisibilityEn
 
 std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
   std::optional<std::string> boot_id = world_.procfs().BootId();
-  DriverOrderKey key = MachineKey(boot_id.value_or(""), inventory.driver_version.value_or(""),
-                                  inventory.gpus);
+  DriverOrderKey key =
+      MachineKey(boot_id.value_or(""), inventory.driver_version.value_or(""), inventory.gpus);
   if (looked_up_key_ == key) return found_;
   looked_up_key_ = key;
   found_.reset();

@@ -164,8 +164,8 @@ std::string InPlace(const std::string& frame) {
   return out + "\x1b[J";
 }
 
-Result<int> Watch(World& world, GpuSource& gpus, CudaNumbering& numbering,
-                  const LsOptions& options, double seconds) {
+Result<int> Watch(World& world, GpuSource& gpus, CudaNumbering& numbering, const LsOptions& options,
+                  double seconds) {
   InterruptGuard interrupt;
   bool in_place = world.terminal().stdout_color() && !world.options().json;
   if (in_place) WriteAll("\x1b[?25l\x1b[2J");
@@ -197,6 +197,11 @@ CommandSpec LsCommand() {
             app.add_flag("--all", options->all,
                          "read every fact NVML gives (modes, CPU affinity, NUMA node, board, "
                          "NVLink peers, topology) into --json, not only the table's");
+            app.footer(
+                "On mixed GPU models cuda:N is the CUDA driver's own order: asked once per boot, "
+                "driver and set of GPUs, in a child process, and kept in the state directory "
+                "for every gpupin. It is marked as a guess only when the driver cannot be asked "
+                "(gpupin -v ls says why).");
             return [options, &app](World& world) -> Result<int> {
               if (Status exists = world.RequireExistingStateDir(); !exists.ok())
                 return exists.error();

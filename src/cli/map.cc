@@ -181,6 +181,9 @@ CommandSpec MapCommand() {
             app.add_flag("--probe", options->probe,
                          "also ask the CUDA driver, in a child process, and compare");
             app.footer(
+                "On mixed GPU models cuda:N follow the CUDA driver's own order, asked once per "
+                "boot, driver and set of GPUs and kept in the state directory (as gpupin ls "
+                "does).\n"
                 "Exit status: 0; 1 when cuda:N does not exist or the process cannot be read; "
                 "2 usage; 4 NVML unavailable.\n"
                 "Examples:\n"

@@ -37,8 +37,7 @@ DriverOrderKey MachineKey(std::string boot_id, std::string driver_version,
     if (!gpu.uuid.empty()) key.gpu_uuids.push_back(gpu.uuid);
   }
   std::sort(key.gpu_uuids.begin(), key.gpu_uuids.end());
-  key.gpu_uuids.erase(std::unique(key.gpu_uuids.begin(), key.gpu_uuids.end()),
-                      key.gpu_uuids.end());
+  key.gpu_uuids.erase(std::unique(key.gpu_uuids.begin(), key.gpu_uuids.end()), key.gpu_uuids.end());
   return key;
 }
 
@@ -66,10 +65,8 @@ std::vector<uint32_t> FastestFirstIndices(const DriverOrder& order, const std::v
 
 std::string DriverOrderToJson(const DriverOrder& order) {
   nlohmann::ordered_json json = {
-      {"format_version", kDriverOrderFormatVersion},
-      {"boot_id", order.key.boot_id},
-      {"driver_version", order.key.driver_version},
-      {"gpu_uuids", order.key.gpu_uuids},
+      {"format_version", kDriverOrderFormatVersion},      {"boot_id", order.key.boot_id},
+      {"driver_version", order.key.driver_version},       {"gpu_uuids", order.key.gpu_uuids},
       {"fastest_first_uuids", order.fastest_first_uuids},
   };
   // NVML's version string is the driver's to choose: bytes that are not

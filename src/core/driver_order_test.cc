@@ -111,8 +111,9 @@ TEST(DriverOrderTest, ReaderRejectsWhatNoProbeWrites) {
   };
   EXPECT_THAT(error("{"), HasSubstr("not valid JSON"));
   EXPECT_THAT(error(R"({"format_version":2})"), HasSubstr("format_version"));
-  EXPECT_THAT(error(R"({"format_version":1,"boot_id":"b","driver_version":"d","gpu_uuids":["GPU-a"]})"),
-              HasSubstr("fastest_first_uuids"));
+  EXPECT_THAT(
+      error(R"({"format_version":1,"boot_id":"b","driver_version":"d","gpu_uuids":["GPU-a"]})"),
+      HasSubstr("fastest_first_uuids"));
   // An order naming a card outside the key, or one twice.
   EXPECT_THAT(error(R"({"format_version":1,"boot_id":"b","driver_version":"d",)"
                     R"("gpu_uuids":["GPU-a"],"fastest_first_uuids":["GPU-z"]})"),

@@ -7,7 +7,7 @@ namespace {
 
 // A record of 1024 GPUs (the most the reader takes) is about 45 KiB; no
 // server comes near, and a larger file is not read at all.
-constexpr size_t kMaxDriverOrderBytes = 64 * 1024;
+constexpr size_t kMaxDriverOrderBytes = size_t{64} * 1024;
 
 // The file of user `uid`, if it can be trusted as that user's word.
 Result<DriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
@@ -18,8 +18,7 @@ Result<DriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
                      fmt::format("belongs to uid {}, not to uid {}", file->owner_uid, uid));
   }
   if ((file->mode & 022) != 0) {
-    return MakeError(ExitCode::kError,
-                     fmt::format("mode {:04o} lets others write it", file->mode));
+    return MakeError(ExitCode::kError, fmt::format("mode {:04o} lets others write it", file->mode));
   }
   return DriverOrderFromJson(file->text);
 }
@@ -28,9 +27,9 @@ Result<DriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
 
 std::string DriverOrderFileName(uint32_t uid) { return fmt::format("cuda-order-{}.json", uid); }
 
-std::optional<DriverOrder> ReadDriverOrder(
-    const StateDir& dir, uint32_t reader_uid, const DriverOrderKey& key,
-    const std::function<void(const std::string&)>& verbose) {
+std::optional<DriverOrder> ReadDriverOrder(const StateDir& dir, uint32_t reader_uid,
+                                           const DriverOrderKey& key,
+                                           const std::function<void(const std::string&)>& verbose) {
   std::vector<uint32_t> uids{reader_uid};
   if (reader_uid != 0) uids.push_back(0);
   for (uint32_t uid : uids) {
