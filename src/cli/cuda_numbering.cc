@@ -31,7 +31,8 @@ Resolution CudaNumbering::Resolve(const Inventory& inventory, const VisibilityEn
 }
 
 std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
-  std::optional<std::string> boot_id = world_.procfs().BootId();
+  if (!boot_id_) boot_id_ = world_.procfs().BootId();
+  const std::optional<std::string>& boot_id = *boot_id_;
   DriverOrderKey key =
       MachineKey(boot_id.value_or(""), inventory.driver_version.value_or(""), inventory.gpus);
   if (looked_up_key_ == key) return found_;

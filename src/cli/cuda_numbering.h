@@ -40,6 +40,8 @@ class CudaNumbering {
 
   World& world_;
   ProbePolicy policy_;
+  // The kernel's boot id, read once: it cannot change while gpupin runs.
+  std::optional<std::optional<std::string>> boot_id_;
   // The last key looked up and what was found for it.
   std::optional<DriverOrderKey> looked_up_key_;
   std::optional<DriverOrder> found_;

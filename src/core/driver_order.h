@@ -34,6 +34,7 @@ struct DriverOrder {
   // key.gpu_uuids at most once (a card the driver lists no device for,
   // a MIG card without instances, is left out).
   std::vector<std::string> fastest_first_uuids;
+  friend bool operator==(const DriverOrder&, const DriverOrder&) = default;
 };
 
 // The key of this machine now: the UUIDs of `gpus` that NVML could read.
