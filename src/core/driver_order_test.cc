@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/probe_results.h"
+
 namespace gpupin {
 namespace {
 
@@ -26,18 +28,6 @@ std::vector<Gpu> Gpus(std::vector<std::string> uuids) {
   return gpus;
 }
 
-ProbeResult Driver(std::vector<std::string> uuids) {
-  ProbeResult probe;
-  probe.status = ProbeStatus::kOk;
-  for (size_t i = 0; i < uuids.size(); ++i) {
-    ProbedDevice device;
-    device.ordinal = static_cast<int>(i);
-    device.uuid = uuids[i];
-    probe.devices.push_back(device);
-  }
-  return probe;
-}
-
 TEST(DriverOrderTest, KeyIsTheSortedSetOfReadableUuids) {
   std::vector<Gpu> gpus = Gpus({kC, kA, "", kB});
   EXPECT_THAT(MachineKey(kBoot, "535.183.01", gpus).gpu_uuids, ElementsAre(kA, kB, kC));
@@ -56,7 +46,8 @@ TEST(DriverOrderTest, KeyDiffersByBootDriverOrCards) {
 
 TEST(DriverOrderTest, ProbeGivesTheCardsInTheDriversOrder) {
   std::vector<Gpu> gpus = Gpus({kA, kB, kC});
-  auto order = DriverOrderFromProbe(MachineKey(kBoot, "535", gpus), Driver({kB, kC, kA}), gpus);
+  auto order = DriverOrderFromProbe(MachineKey(kBoot, "535", gpus),
+                                    testing::DriverListing({kB, kC, kA}), gpus);
   ASSERT_TRUE(order);
   EXPECT_THAT(order->fastest_first_uuids, ElementsAre(kB, kC, kA));
   EXPECT_THAT(FastestFirstIndices(*order, gpus), ElementsAre(1u, 2u, 0u));
@@ -69,8 +60,9 @@ TEST(DriverOrderTest, MigInstancesStandForTheirCardOnce) {
   gpus[2].mig_devices = {mig, mig};
   // The driver formats every UUID as GPU-, whatever the device is.
   std::string mig_as_driver_says = "GPU-" + std::string(kMigOfC).substr(4);
-  auto order = DriverOrderFromProbe(MachineKey(kBoot, "535", gpus),
-                                    Driver({mig_as_driver_says, kMigOfC, kA, kB}), gpus);
+  auto order =
+      DriverOrderFromProbe(MachineKey(kBoot, "535", gpus),
+                           testing::DriverListing({mig_as_driver_says, kMigOfC, kA, kB}), gpus);
   ASSERT_TRUE(order);
   EXPECT_THAT(order->fastest_first_uuids, ElementsAre(kC, kA, kB));
 }
@@ -78,11 +70,11 @@ TEST(DriverOrderTest, MigInstancesStandForTheirCardOnce) {
 TEST(DriverOrderTest, NoOrderFromAFailedProbeOrAnotherMachinesDevice) {
   std::vector<Gpu> gpus = Gpus({kA, kB});
   const DriverOrderKey key = MachineKey(kBoot, "535", gpus);
-  ProbeResult failed = Driver({kA, kB});
+  ProbeResult failed = testing::DriverListing({kA, kB});
   failed.status = ProbeStatus::kTimedOut;
   EXPECT_FALSE(DriverOrderFromProbe(key, failed, gpus));
-  EXPECT_FALSE(DriverOrderFromProbe(key, Driver({kA, kC}), gpus));
-  ProbeResult unnamed = Driver({kA, kB});
+  EXPECT_FALSE(DriverOrderFromProbe(key, testing::DriverListing({kA, kC}), gpus));
+  ProbeResult unnamed = testing::DriverListing({kA, kB});
   unnamed.devices[1].uuid.reset();
   EXPECT_FALSE(DriverOrderFromProbe(key, unnamed, gpus));
 }

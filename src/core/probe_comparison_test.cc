@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/probe_results.h"
+
 namespace gpupin {
 namespace {
 
@@ -22,30 +24,18 @@ Resolution Model(std::vector<std::string> uuids, bool guess = false) {
   return model;
 }
 
-ProbeResult Driver(std::vector<std::string> uuids) {
-  ProbeResult probe;
-  probe.status = ProbeStatus::kOk;
-  for (size_t i = 0; i < uuids.size(); ++i) {
-    ProbedDevice device;
-    device.ordinal = static_cast<int>(i);
-    device.uuid = uuids[i];
-    probe.devices.push_back(device);
-  }
-  return probe;
-}
-
 constexpr char kA[] = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6";
 constexpr char kB[] = "GPU-11111111-d72c-4106-c12f-20bd9faed9f6";
 
 TEST(ProbeComparisonTest, SameDevicesInSameOrderAgree) {
-  const ProbeComparison c = CompareProbe(Model({kA, kB}), Driver({kA, kB}));
+  const ProbeComparison c = CompareProbe(Model({kA, kB}), testing::DriverListing({kA, kB}));
   EXPECT_TRUE(c.comparable);
   EXPECT_TRUE(c.agree);
   EXPECT_TRUE(c.differences.empty());
 }
 
 TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
-  const ProbeComparison c = CompareProbe(Model({kA, kB}, true), Driver({kB, kA}));
+  const ProbeComparison c = CompareProbe(Model({kA, kB}, true), testing::DriverListing({kB, kA}));
   EXPECT_FALSE(c.agree);
   ASSERT_EQ(c.differences.size(), 3u);
   EXPECT_THAT(c.differences[0], HasSubstr("cuda:0: gpupin expects GPU 0"));
@@ -56,13 +46,13 @@ TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
 TEST(ProbeComparisonTest, AKeptDriverOrderThatNoLongerHoldsIsNamed) {
   Resolution model = Model({kA, kB});
   model.order_from_driver = true;
-  const ProbeComparison c = CompareProbe(model, Driver({kB, kA}));
+  const ProbeComparison c = CompareProbe(model, testing::DriverListing({kB, kA}));
   EXPECT_FALSE(c.agree);
   EXPECT_THAT(c.differences.back(), HasSubstr("cuda-order-UID.json"));
 }
 
 TEST(ProbeComparisonTest, CountDifference) {
-  const ProbeComparison c = CompareProbe(Model({kA}), Driver({kA, kB}));
+  const ProbeComparison c = CompareProbe(Model({kA}), testing::DriverListing({kA, kB}));
   EXPECT_FALSE(c.agree);
   EXPECT_THAT(c.differences,
               ElementsAre(HasSubstr("expects 1 CUDA device(s), the driver enumerates 2"),
@@ -70,8 +60,9 @@ TEST(ProbeComparisonTest, CountDifference) {
 }
 
 TEST(ProbeComparisonTest, MigUuidMatchesTheDriversBytes) {
-  const ProbeComparison c = CompareProbe(Model({"MIG-c788539f-c1ea-5a36-8b4d-9b07d024b1bb"}),
-                                         Driver({"GPU-c788539f-c1ea-5a36-8b4d-9b07d024b1bb"}));
+  const ProbeComparison c =
+      CompareProbe(Model({"MIG-c788539f-c1ea-5a36-8b4d-9b07d024b1bb"}),
+                   testing::DriverListing({"GPU-c788539f-c1ea-5a36-8b4d-9b07d024b1bb"}));
   EXPECT_TRUE(c.agree);
 }
 
