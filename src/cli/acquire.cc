@@ -311,6 +311,10 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // waiter sleeps on what it saw earlier.
   std::optional<Look> look;
   bool look_again = false;
+  // Whether the leases alone may keep a woken head waiting without a look
+  // (DecisionInput::known_cards): an exclusive request of our own, which
+  // waits.
+  const bool leases_may_decide = request.wait && !claimed_job && !request.request.mem_bytes;
   for (;;) {
     // Checked between the steps, never inside a transaction: a step is
     // finished (a ticket taken, a lease written) before the signal is obeyed.
@@ -411,7 +415,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         watched.insert(watched.end(), processes->watchable.begin(), processes->watchable.end());
         unwatchable = unwatchable || processes->unwatchable;
         input.policy = make_policy_input(*inventory, *live, *processes, job, facts.now_unix_ms);
-      } else if (look && request.wait && !claimed_job && !request.request.mem_bytes) {
+      } else if (look && leases_may_decide) {
         for (const Gpu& gpu : look->inventory.gpus) input.known_cards.push_back(gpu.uuid);
         input.held_leases = held_now();
       }
@@ -543,9 +547,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
           ExitCode::kNoGpu,
           fmt::format("no GPU became available within the --wait time; {}", why_waiting)));
     }
-    // Woken at the head, it first counts the leases (DecisionInput::
-    // known_cards), and looks only if they leave enough cards.
-    if (head_waits && !claimed_job && !request.request.mem_bytes) want_snapshot = false;
+    // Woken at the head, it first counts the leases, and looks only if they
+    // leave enough cards.
+    if (head_waits && leases_may_decide) want_snapshot = false;
   }
 }
 

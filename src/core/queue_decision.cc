@@ -109,8 +109,8 @@ Lease LeaseFor(const QueueRequest& request, const PolicyInput& policy, const Sel
 // Without a look: "3 of the 4 GPUs are leased" when the leases alone leave
 // too few cards for the request to start (DecisionInput::known_cards), and
 // nullopt when only a look can tell. A reserved card may be free already, a
-// shared request may share a leased card, and a request that no look has shown could ever be served
-// is refused on a look, not left waiting.
+// shared request may share a leased card, and a request that no look has
+// shown could ever be served is refused on a look, not left waiting.
 std::optional<std::string> AllLeased(const DecisionInput& input) {
   const QueueRequest& request = input.request;
   if (!request.wait || input.job_lease_id || !input.ever_servable || request.request.mem_bytes ||
