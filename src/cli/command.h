@@ -21,6 +21,9 @@ struct CommandSpec {
   // Takes a command of the user's after "--" (run, docker). For the others
   // "--" only ends the options, so `release -- ID` releases ID.
   bool runs_command = false;
+  // Reads every other command's options (config, completion): all are
+  // built before it, not only the command that runs.
+  bool reads_every_command = false;
 };
 
 }  // namespace gpupin

@@ -188,13 +188,13 @@ std::string SuggestCommand(std::string_view typed, const std::vector<std::string
 
 int Dispatch(int argc, char** argv, const std::string& admin_config) {
   const std::vector<CommandSpec>& commands = AllCommands();
-  bool runs_command = false;
+  const CommandSpec* named = nullptr;
   const std::optional<std::string> command_word = FirstCommandWord(argc, argv);
   if (const std::optional<std::string>& word = command_word) {
     auto spec = std::find_if(commands.begin(), commands.end(),
                              [&](const CommandSpec& c) { return c.name == *word; });
     if (spec != commands.end()) {
-      runs_command = spec->runs_command;
+      named = &*spec;
     } else {
       std::vector<std::string> names;
       names.reserve(commands.size());
@@ -208,8 +208,25 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     }
   }
 
+  const bool runs_command = named && named->runs_command;
+
   CLI::App app("gpupin: put programs on the right NVIDIA GPU of a shared server, and prove it",
                "gpupin");
+  std::map<std::string, CommandRunner> runners;
+  auto build = [&](const CommandSpec& command) {
+    const std::string name(command.name);
+    if (runners.contains(name)) return;
+    CLI::App* sub = app.add_subcommand(name, std::string(command.summary));
+    // CLI11 copies the parent's footer (gpupin's exit codes) into a new
+    // command; each command's help has its own.
+    sub->footer("");
+    sub->fallthrough();
+    runners[name] = command.setup(*sub);
+    AddGlobalOptionsReminder(*sub);
+  };
+  const BuildRestOfCommands build_rest = [&] {
+    for (const CommandSpec& command : commands) build(command);
+  };
   app.formatter(std::make_shared<HelpFormatter>());
   app.set_version_flag("--version", VersionLine(GPUPIN_VERSION, kGitDescribe));
   app.require_subcommand(0, 1);
@@ -237,20 +254,20 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
       ->option_text("FILE")
       ->check(CLI::Validator(ConfigFileProblem, "FILE"));
   auto config_option_read = std::make_shared<std::vector<ConfigSetting>>();
-  app.config_formatter(std::make_shared<TomlConfig>(app, config_option_read, admin_config));
+  app.config_formatter(
+      std::make_shared<TomlConfig>(app, config_option_read, admin_config, build_rest));
   app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
 
-  std::map<std::string, CommandRunner> runners;
-  for (const CommandSpec& command : commands) {
-    CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));
-    sub->fallthrough();
-    runners[std::string(command.name)] = command.setup(*sub);
-    AddGlobalOptionsReminder(*sub);
+  // Only the command that runs is built: building every command's options
+  // cost each start about a millisecond (bench/ls_vs_floor.sh). gpupin's
+  // own help (no command named) lists them all.
+  if (named && !named->reads_every_command) {
+    build(*named);
+  } else {
+    build_rest();
   }
-  // Set after the commands exist: CLI11 copies a parent's footer into each
-  // new command, where the exit codes are each command's own. CLI11 lists
-  // the commands itself, under "Subcommands:".
+  // CLI11 lists the commands itself, under "Subcommands:".
   app.footer(fmt::format(
       "Exit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
       "`run` exits with its command's status.\n"
@@ -378,7 +395,7 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   // Read after parsing, so that --help and --version work whatever the
   // files hold; before any command runs, so that none runs without the
   // admin's rules.
-  Result<ConfigSources> sources = LoadConfigFiles(app, admin_config, UserConfigPath());
+  Result<ConfigSources> sources = LoadConfigFiles(app, admin_config, UserConfigPath(), build_rest);
   if (!sources.ok()) return PrintError(sources.error());
   sources->config_option = config_option_read;
   sources->command_line = typed_args;

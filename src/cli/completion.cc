@@ -149,7 +149,9 @@ CommandSpec CompletionCommand() {
               std::fputs(script.c_str(), stdout);
               return 0;
             };
-          }};
+          },
+          /*runs_command=*/false,
+          /*reads_every_command=*/true};
 }
 
 }  // namespace gpupin

@@ -297,7 +297,9 @@ CommandSpec ConfigCommand() {
         CLI::App& app = *command.get_parent();
         auto built_in = std::make_shared<std::map<std::string, std::string>>(BuiltInDefaults(app));
         return [&app, built_in](World& world) { return ShowConfig(world, app, *built_in); };
-      }};
+      },
+      /*runs_command=*/false,
+      /*reads_every_command=*/true};
 }
 
 }  // namespace gpupin

@@ -12,13 +12,14 @@ namespace {
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 
 Result<ConfigFileContent> ReadOne(const CLI::App& app, const std::string& path, ConfigFileKind kind,
-                                  const std::string& admin_file) {
+                                  const std::string& admin_file,
+                                  const BuildRestOfCommands& build_rest) {
   Result<std::optional<std::string>> text = ReadConfigText(
       path, kMaxConfigBytes,
       kind == ConfigFileKind::kAdmin ? FileTrust::kRootOnly : FileTrust::kCallersOwn);
   if (!text.ok()) return text.error();
   if (!*text) return ConfigFileContent{};
-  return ReadConfigFile(app, **text, path, kind, admin_file);
+  return ReadConfigFile(app, **text, path, kind, admin_file, build_rest);
 }
 
 }  // namespace
@@ -33,16 +34,19 @@ std::string UserConfigPath() {
 }
 
 Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& admin_file,
-                                      const std::string& user_file) {
+                                      const std::string& user_file,
+                                      const BuildRestOfCommands& build_rest) {
   ConfigSources sources;
   sources.admin_file = admin_file;
   sources.user_file = user_file;
-  Result<ConfigFileContent> admin = ReadOne(app, admin_file, ConfigFileKind::kAdmin, admin_file);
+  Result<ConfigFileContent> admin =
+      ReadOne(app, admin_file, ConfigFileKind::kAdmin, admin_file, build_rest);
   if (!admin.ok()) return admin.error();
   sources.rules = std::move(admin->rules);
   sources.admin_defaults = std::move(admin->defaults);
   if (!user_file.empty()) {
-    Result<ConfigFileContent> user = ReadOne(app, user_file, ConfigFileKind::kUser, admin_file);
+    Result<ConfigFileContent> user =
+        ReadOne(app, user_file, ConfigFileKind::kUser, admin_file, build_rest);
     if (!user.ok()) return user.error();
     sources.user_defaults = std::move(user->defaults);
   }

@@ -32,11 +32,13 @@ struct ConfigSources {
 // empty when neither variable is set.
 std::string UserConfigPath();
 
-// Reads both files (a missing one gives nothing). `app` holds every option
-// and command, to check [defaults] against. Fails (ExitCode::kError, one
-// line) on a file that cannot be trusted or read, or that is not valid.
+// Reads both files (a missing one gives nothing). `app`, completed by
+// `build_rest` where a key needs it, holds every option and command to
+// check [defaults] against. Fails (ExitCode::kError, one line) on a file
+// that cannot be trusted or read, or that is not valid.
 Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& admin_file,
-                                      const std::string& user_file);
+                                      const std::string& user_file,
+                                      const BuildRestOfCommands& build_rest = {});
 
 // After parsing: each option of `command` (may be null) and of gpupin
 // itself that nothing set (command line, --config, environment) takes its

@@ -190,10 +190,24 @@ std::optional<CLI::ConfigItem> Item(const Place& place, const CLI::App& command,
   return item;
 }
 
-const CLI::App* Subcommand(const CLI::App& app, const std::string& name) {
-  std::vector<const CLI::App*> found =
-      app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == name; });
-  return found.empty() ? nullptr : found.front();
+// What `find` finds among the commands built so far, else among them all.
+template <class Find>
+auto FindInEveryCommand(const BuildRestOfCommands& build_rest, Find find) {
+  auto found = find();
+  if (!found && build_rest) {
+    build_rest();
+    found = find();
+  }
+  return found;
+}
+
+const CLI::App* Subcommand(const CLI::App& app, const std::string& name,
+                           const BuildRestOfCommands& build_rest) {
+  return FindInEveryCommand(build_rest, [&]() -> const CLI::App* {
+    std::vector<const CLI::App*> found =
+        app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == name; });
+    return found.empty() ? nullptr : found.front();
+  });
 }
 
 // `text` parsed as strict TOML; throws CLI::ConfigError naming the line.
@@ -214,16 +228,26 @@ toml::table ParseTable(const Place& place, std::string_view text) {
 // The option a [defaults] key stands for, and the command that has it:
 // gpupin's own, else the first command's (the selection options are alike
 // in every command that takes them). `max_used` and `max-used` are one key.
-std::pair<const CLI::App*, const CLI::Option*> DefaultsOption(const CLI::App& app,
-                                                              const std::string& key) {
+// The command is nullptr when the option is.
+struct OwnedOption {
+  const CLI::App* command = nullptr;
+  const CLI::Option* option = nullptr;
+  explicit operator bool() const { return option != nullptr; }
+};
+
+OwnedOption DefaultsOption(const CLI::App& app, const std::string& key,
+                           const BuildRestOfCommands& build_rest) {
   if (const CLI::Option* option = FindConfigOption(app, key)) return {&app, option};
-  for (const CLI::App* command : app.get_subcommands({})) {
-    if (const CLI::Option* option = FindConfigOption(*command, key)) return {command, option};
-  }
-  return {nullptr, nullptr};
+  return FindInEveryCommand(build_rest, [&]() -> OwnedOption {
+    for (const CLI::App* command : app.get_subcommands({})) {
+      if (const CLI::Option* option = FindConfigOption(*command, key)) return {command, option};
+    }
+    return {};
+  });
 }
 
 std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
+                                        const BuildRestOfCommands& build_rest,
                                         const toml::table& section) {
   std::vector<ConfigSetting> settings;
   for (const auto& [key_node, value] : section) {
@@ -235,7 +259,7 @@ std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
                              "for every command that has it",
                              key));
     }
-    auto [command, option] = DefaultsOption(app, key);
+    auto [command, option] = DefaultsOption(app, key, build_rest);
     if (!option || key == "help" || key == "version" || key == "config") {
       place.Fail(key_node.source(),
                  fmt::format("[defaults]: no option --{} to give a default for; see gpupin "
@@ -371,7 +395,7 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                              "gives defaults only",
                              admin_file_));
     }
-    const CLI::App* command = Subcommand(app_, name);
+    const CLI::App* command = Subcommand(app_, name, build_rest_);
     if (!command) {
       place.Fail(key.source(),
                  fmt::format("[{}]: no such command; a section holds the options of one command, "
@@ -400,7 +424,8 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
 
 Result<ConfigFileContent> ReadConfigFile(const CLI::App& app, std::string_view text,
                                          const std::string& file, ConfigFileKind kind,
-                                         const std::string& admin_file) {
+                                         const std::string& admin_file,
+                                         const BuildRestOfCommands& build_rest) {
   Place place(file);
   ConfigFileContent content;
   try {
@@ -418,7 +443,7 @@ Result<ConfigFileContent> ReadConfigFile(const CLI::App& app, std::string_view t
         content.rules.file = file;
         ReadLimits(place, *section, content.rules);
       } else if (name == "defaults" && section) {
-        content.defaults = ReadDefaults(place, app, *section);
+        content.defaults = ReadDefaults(place, app, build_rest, *section);
       } else {
         place.Fail(key.source(),
                    fmt::format("'{}': not a section this file has; it has [defaults]{}", name,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <istream>
 #include <memory>
 #include <string>
@@ -37,6 +38,13 @@ auto* FindConfigOption(App& command, const std::string& name) {
   return command.get_option_no_throw(name);
 }
 
+// Adds to the root command every command not built yet. A gpupin process
+// builds only the command it runs (every command's options cost each start
+// about a millisecond); a file that names another command's section, or a
+// [defaults] key only another command has, is checked against them all.
+// Empty: the root command already holds every command.
+using BuildRestOfCommands = std::function<void()>;
+
 class TomlConfig : public CLI::Config {
  public:
   // `app` is the root command: top-level keys are its options, and a
@@ -44,8 +52,11 @@ class TomlConfig : public CLI::Config {
   // read is also appended to `*read` (for `gpupin config`); `admin_file`
   // is where limits belong, for the message about a [limits] section.
   TomlConfig(const CLI::App& app, std::shared_ptr<std::vector<ConfigSetting>> read,
-             std::string admin_file)
-      : app_(app), read_(std::move(read)), admin_file_(std::move(admin_file)) {}
+             std::string admin_file, BuildRestOfCommands build_rest = {})
+      : app_(app),
+        read_(std::move(read)),
+        admin_file_(std::move(admin_file)),
+        build_rest_(std::move(build_rest)) {}
 
   // Throws CLI::ConfigError (a CLI::ParseError, which the caller of
   // App::parse handles) for a syntax error, a section that is not a
@@ -60,6 +71,7 @@ class TomlConfig : public CLI::Config {
   const CLI::App& app_;
   std::shared_ptr<std::vector<ConfigSetting>> read_;
   std::string admin_file_;
+  BuildRestOfCommands build_rest_;
 };
 
 enum class ConfigFileKind { kAdmin, kUser };
@@ -78,6 +90,7 @@ struct ConfigFileContent {
 // limits belong to the admin's `admin_file`.
 Result<ConfigFileContent> ReadConfigFile(const CLI::App& app, std::string_view text,
                                          const std::string& file, ConfigFileKind kind,
-                                         const std::string& admin_file);
+                                         const std::string& admin_file,
+                                         const BuildRestOfCommands& build_rest = {});
 
 }  // namespace gpupin

@@ -289,5 +289,72 @@ TEST_F(TomlConfigTest, AUsersFileHoldsNoLimits) {
             "/etc/gpupin/config.toml; a user's file gives defaults only");
 }
 
+// gpupin builds only the command it runs; a file naming another command's
+// section or option builds the rest, once, and is checked against them.
+class PartlyBuiltCommandsTest : public ::testing::Test {
+ protected:
+  PartlyBuiltCommandsTest() {
+    app_.add_flag("-v,--verbose", verbose_);
+    app_.add_subcommand("ls");
+    app_.set_config("--config");
+    app_.config_formatter(
+        std::make_shared<TomlConfig>(app_, std::make_shared<std::vector<ConfigSetting>>(),
+                                     "/etc/gpupin/config.toml", [this] { BuildRest(); }));
+  }
+
+  void BuildRest() {
+    ++rest_built_;
+    if (app_.get_subcommands([](const CLI::App* sub) { return sub->get_name() == "pick"; })
+            .empty()) {
+      app_.add_subcommand("pick")->add_option("--order", order_);
+    }
+  }
+
+  Result<ConfigFileContent> ReadAdminFile(const std::string& text) {
+    return ReadConfigFile(app_, text, "/etc/gpupin/config.toml", ConfigFileKind::kAdmin,
+                          "/etc/gpupin/config.toml", [this] { BuildRest(); });
+  }
+
+  // Parses `--config FILE ls` (CLI11 takes the words last first), FILE
+  // holding `text`.
+  void ParseLsWith(const std::string& text) {
+    dir_.Write("gpupin.toml", text);
+    app_.parse(std::vector<std::string>{"ls", dir_ / "gpupin.toml", "--config"});
+  }
+
+  CLI::App app_;
+  bool verbose_ = false;
+  std::string order_;
+  int rest_built_ = 0;
+  testing::TempDir dir_;
+};
+
+TEST_F(PartlyBuiltCommandsTest, WhatTheBuiltCommandsHoldBuildsNothingMore) {
+  ASSERT_TRUE(ReadAdminFile("[defaults]\nverbose = true\n").ok());
+  ParseLsWith("verbose = true\n[ls]\n");
+  EXPECT_TRUE(verbose_);
+  EXPECT_EQ(rest_built_, 0);
+}
+
+TEST_F(PartlyBuiltCommandsTest, AnotherCommandsSectionIsCheckedAgainstItsOptions) {
+  ParseLsWith("[pick]\norder = \"3\"\n");
+  EXPECT_EQ(rest_built_, 1);
+  EXPECT_THROW(ParseLsWith("[pick]\nordr = \"3\"\n"), CLI::ConfigError);
+  EXPECT_THROW(ParseLsWith("[pik]\norder = \"3\"\n"), CLI::ConfigError);
+}
+
+TEST_F(PartlyBuiltCommandsTest, ADefaultOfAnotherCommandsOptionIsCheckedAgainstIt) {
+  Result<ConfigFileContent> read = ReadAdminFile("[defaults]\norder = \"3\"\n");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(rest_built_, 1);
+  ASSERT_EQ(read->defaults.size(), 1U);
+  EXPECT_EQ(read->defaults[0].key, "order");
+  read = ReadAdminFile("[defaults]\nordr = \"3\"\n");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message,
+            "/etc/gpupin/config.toml:2: [defaults]: no option --ordr to give a default for; see "
+            "gpupin --help and each command's --help");
+}
+
 }  // namespace
 }  // namespace gpupin

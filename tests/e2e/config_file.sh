@@ -15,13 +15,21 @@ run_status "$GPUPIN" --config "$TEST_TMP/missing.toml" ls
 expect_eq "$STATUS" 2 "missing config file"
 expect_contains "$ERR" "missing.toml" "names the file"
 
+run_status "$GPUPIN" --config "$TEST_TMP/gpupin.toml" ls
+expect_eq "$STATUS" 0 "ls takes a file with a [pick] section"
+
 # expect_config_error TEXT MESSAGE: a config holding TEXT is refused with
-# exit 2 and the one line MESSAGE.
+# exit 2 and the one line MESSAGE, by pick and by a command the section is
+# not for (each process builds only its own command's options; the file is
+# still checked against every command's).
 expect_config_error() {
   printf '%b' "$1" >"$TEST_TMP/bad.toml"
-  run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick
-  expect_eq "$STATUS" 2 "exit status for a config holding '$1'"
-  expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:$2" "the error for a config holding '$1'"
+  local command
+  for command in pick ls; do
+    run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" "$command"
+    expect_eq "$STATUS" 2 "exit status of $command for a config holding '$1'"
+    expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:$2" "the error of $command for a config holding '$1'"
+  done
 }
 expect_config_error '[pick]\n# the order of cards\nordr = "3,2"\n' \
   '3: gpupin pick has no option --ordr; see gpupin pick --help'
