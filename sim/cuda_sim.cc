@@ -3,6 +3,7 @@
 // CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER, as the real driver reads them at
 // cuInit. The device list is fixed at cuInit, like the real driver's.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -107,6 +108,9 @@ CUresult Init(unsigned flags) {
     std::fprintf(stderr, "gpupin-sim: %s\n", scenario.error().message.c_str());
     return CUDA_ERROR_UNKNOWN;
   }
+  // Until the caller gives up and kills the process, as a driver stuck on
+  // an unresponsive card does.
+  while (scenario->cuda_init_hangs) pause();
   if (scenario->init_error) {
     return *scenario->init_error == NVML_ERROR_LIB_RM_VERSION_MISMATCH
                ? CUDA_ERROR_SYSTEM_DRIVER_MISMATCH

@@ -10,8 +10,10 @@
 namespace gpupin::sim {
 namespace {
 
-ProbeResult Probe(const std::string& scenario, const std::map<std::string, std::string>& vars) {
+ProbeResult Probe(const std::string& scenario, const std::map<std::string, std::string>& vars,
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
   ProbeOptions options;
+  options.timeout = timeout;
   options.libcuda_path = BinPath("libgpupin-sim-cuda.so");
   options.environment = ProcessEnvironment();
   options.environment.erase("CUDA_VISIBLE_DEVICES");
@@ -97,6 +99,15 @@ TEST_F(SimCuda, InitFaults) {
   EXPECT_EQ(r.cuda_error, 803);
   r = Probe("sim/testdata/init-driver-not-loaded.json", {});
   EXPECT_EQ(r.status, ProbeStatus::kNoDevice);
+}
+
+TEST_F(SimCuda, InitHangsWhenTheScenarioSaysSo) {
+  TempDir tmp;
+  std::string file = tmp.Write("hang.json", R"({"cuda_init_hangs": true, "gpus": [
+      {"uuid": "GPU-8932f937-d72c-4106-c12f-20bd9faed9f0", "name": "A"}]})");
+  ProbeResult r = Probe(file, {}, std::chrono::milliseconds(300));
+  EXPECT_EQ(r.status, ProbeStatus::kTimedOut);
+  EXPECT_NE(r.detail.find("stuck in cuInit"), std::string::npos) << r.detail;
 }
 
 TEST(SimCudaLibrary, ExportsTheDriverCalls) {

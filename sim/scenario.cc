@@ -464,6 +464,7 @@ Scenario ReadScenario(const json& j) {
       Fail("cuda_fastest_first_order", "names an index twice");
     s.cuda_fastest_first_order = std::move(indices);
   }
+  s.cuda_init_hangs = o.Bool("cuda_init_hangs").value_or(false);
   o.CheckAllUsed();
   CheckUnique(s);
   return s;

@@ -94,6 +94,8 @@ struct Scenario {
   uint32_t grow_processes_on_fetch = 0;  // see doc/scenario.md
   // The simulated driver's true FASTEST_FIRST order, as NVML indices.
   std::optional<std::vector<uint32_t>> cuda_fastest_first_order;
+  // cuInit never returns: a driver that hangs, as gpupin's probe meets one.
+  bool cuda_init_hangs = false;
   std::vector<SimGpu> gpus;
 };
 

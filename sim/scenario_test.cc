@@ -158,7 +158,10 @@ INSTANTIATE_TEST_SUITE_P(
             "MIG instances need"},
         BadCase{
             R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"}],"cuda_fastest_first_order":[1]})",
-            "cuda_fastest_first_order[0]: 1 is too large"}));
+            "cuda_fastest_first_order[0]: 1 is too large"},
+        BadCase{
+            R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"}],"cuda_init_hangs":1})",
+            "cuda_init_hangs: expected true or false"}));
 
 TEST(SimScenario, LoadNamesTheFile) {
   TempDir dir;

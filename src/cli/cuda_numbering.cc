@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "cli/machine_state.h"
+#include "core/time_format.h"
 #include "sys/cuda_probe.h"
 #include "sys/driver_order_file.h"
 #include "sys/environment.h"
@@ -41,47 +43,80 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
   // Without the boot id or the driver's version nothing says when an order
   // stops holding: it is neither kept nor taken from the directory.
   const bool keyed = boot_id && inventory.driver_version;
+  std::optional<KeptDriverOrder> kept;
   if (keyed) {
     Result<const StateDir*> dir = world_.StateRoot();
     if (dir.ok()) {
-      found_ = ReadDriverOrder(**dir, getuid(), key,
-                               [this](const std::string& line) { world_.Verbose(line); });
+      kept = ReadDriverOrder(**dir, getuid(), key,
+                             [this](const std::string& line) { world_.Verbose(line); });
     } else {
       world_.Verbose("the driver's numbering is not kept: " + dir.error().message);
     }
   }
-  if (!found_ && policy_ == ProbePolicy::kProbeIfNeeded) found_ = Probe(inventory, key, keyed);
+  if (auto* order = kept ? std::get_if<DriverOrder>(&*kept) : nullptr) {
+    found_ = std::move(*order);
+    return found_;
+  }
+  if (auto* failure = kept ? std::get_if<DriverOrderFailure>(&*kept) : nullptr) {
+    const int64_t now = NowUnixMs();
+    const std::string when = FormatLocalClock(failure->failed_unix_ms, now);
+    if (FailureStands(*failure, now)) {
+      world_.Verbose(fmt::format(
+          "cuda:N is a guess: the CUDA driver's numbering could not be read at {} ({}); it is "
+          "asked again from {}",
+          when, failure->reason,
+          FormatLocalClock(failure->failed_unix_ms + kProbeRetryAfterMs, now)));
+      return found_;
+    }
+    if (policy_ == ProbePolicy::kProbeIfNeeded) {
+      world_.Verbose(
+          fmt::format("the CUDA driver's numbering could not be read at {} ({}); asking again",
+                      when, failure->reason));
+    }
+  }
+  if (policy_ == ProbePolicy::kProbeIfNeeded) found_ = Probe(inventory, key, keyed);
   return found_;
 }
 
 std::optional<DriverOrder> CudaNumbering::Probe(const Inventory& inventory,
                                                 const DriverOrderKey& key, bool keep) {
-  auto guess = [this](const std::string& why) -> std::optional<DriverOrder> {
-    world_.Verbose("cuda:N is a guess: " + why);
-    return std::nullopt;
-  };
   Result<std::string> libcuda = ProbeLibcudaPath(world_);
-  if (!libcuda.ok()) return guess(libcuda.error().message);
+  if (!libcuda.ok()) {
+    world_.Verbose("cuda:N is a guess: " + libcuda.error().message);
+    return std::nullopt;
+  }
   ProbeOptions options;
   options.libcuda_path = *libcuda;
   // CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset: every device, in
   // CUDA's default order, whatever this environment selects.
   options.environment = ProbeEnvironment({});
   Result<ProbeResult> probe = ProbeCuda(options);
-  if (!probe.ok()) return guess("the CUDA probe could not start: " + probe.error().message);
+  if (!probe.ok()) {
+    world_.Verbose("cuda:N is a guess: the CUDA probe could not start: " + probe.error().message);
+    return std::nullopt;
+  }
   std::optional<DriverOrder> order = DriverOrderFromProbe(key, *probe, inventory.gpus);
-  if (!order) {
-    return guess(probe->status == ProbeStatus::kOk
-                     ? std::string("the CUDA driver listed a device NVML does not")
-                     : "the CUDA driver gave no order: " + probe->detail);
+  if (order) {
+    world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", *libcuda));
+    if (keep) Keep(*order);
+    return order;
   }
-  world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", *libcuda));
-  if (keep) {
-    Result<const StateDir*> dir = world_.StateRoot();
-    Status kept = dir.ok() ? WriteDriverOrder(**dir, getuid(), *order) : Status(dir.error());
-    if (!kept.ok()) world_.Verbose("the driver's numbering is not kept: " + kept.error().message);
+  const int64_t now = NowUnixMs();
+  DriverOrderFailure failure = FailureFromProbe(key, *probe, now);
+  world_.Verbose("cuda:N is a guess: " + failure.reason);
+  if (keep && KeepsFailure(*probe) && Keep(failure)) {
+    world_.Verbose(fmt::format("the driver is not asked again before {}",
+                               FormatLocalClock(now + kProbeRetryAfterMs, now)));
   }
-  return order;
+  return std::nullopt;
+}
+
+bool CudaNumbering::Keep(const KeptDriverOrder& kept) {
+  Result<const StateDir*> dir = world_.StateRoot();
+  Status written = dir.ok() ? WriteDriverOrder(**dir, getuid(), kept) : Status(dir.error());
+  if (!written.ok())
+    world_.Verbose("the driver's numbering is not kept: " + written.error().message);
+  return written.ok();
 }
 
 }  // namespace gpupin

@@ -29,14 +29,19 @@ class CudaNumbering {
   // ResolveVisibleDevices, with the driver's order wherever the model's
   // would be a guess. The kept order is read, or the probe run, only then,
   // and once for each machine key (boot, driver, GPUs) this object sees,
-  // so `ls --watch` probes at most once. A probe that cannot be made (no
-  // libcuda, an error, a time-out) leaves the guess, with a line under -v.
+  // so `ls --watch` probes at most once. A probe that gives no order (no
+  // libcuda, an error, a time-out) leaves the guess, with a line under -v;
+  // except where libcuda could not be loaded, the failure is kept, and
+  // nobody who reads it probes again until it stops standing
+  // (FailureStands).
   Resolution Resolve(const Inventory& inventory, const VisibilityEnv& env);
 
  private:
   std::optional<DriverOrder> Lookup(const Inventory& inventory);
   std::optional<DriverOrder> Probe(const Inventory& inventory, const DriverOrderKey& key,
                                    bool keep);
+  // Writes the caller's file; false (with a line under -v) when it cannot.
+  bool Keep(const KeptDriverOrder& kept);
 
   World& world_;
   ProbePolicy policy_;

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "testing/probe_results.h"
 
 namespace gpupin {
@@ -10,6 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kA[] = "GPU-aaaaaaaa-0000-0000-0000-000000000000";
 constexpr char kB[] = "GPU-bbbbbbbb-0000-0000-0000-000000000000";
@@ -79,43 +82,134 @@ TEST(DriverOrderTest, NoOrderFromAFailedProbeOrAnotherMachinesDevice) {
   EXPECT_FALSE(DriverOrderFromProbe(key, unnamed, gpus));
 }
 
+// The reader's message for `text`, or "accepted".
+std::string ReadError(std::string_view text) {
+  Result<KeptDriverOrder> read = KeptDriverOrderFromJson(text);
+  return read.ok() ? std::string("accepted") : read.error().message;
+}
+
+constexpr char kKeyFields[] =
+    R"({"format_version":2,"boot_id":"b","driver_version":"d","gpu_uuids":["GPU-a"],)";
+
 TEST(DriverOrderTest, JsonRoundTrips) {
   std::vector<Gpu> gpus = Gpus({kA, kB, kC});
-  DriverOrder order{MachineKey(kBoot, "535.183.01", gpus), {kB, kC, kA}};
-  Result<DriverOrder> read = DriverOrderFromJson(DriverOrderToJson(order));
+  const KeptDriverOrder order = DriverOrder{MachineKey(kBoot, "535.183.01", gpus), {kB, kC, kA}};
+  Result<KeptDriverOrder> read = KeptDriverOrderFromJson(KeptDriverOrderToJson(order));
   ASSERT_TRUE(read.ok()) << read.error().message;
-  EXPECT_EQ(read->key, order.key);
-  EXPECT_EQ(read->fastest_first_uuids, order.fastest_first_uuids);
+  EXPECT_EQ(*read, order);
+}
+
+TEST(DriverOrderTest, KeptFailureRoundTrips) {
+  std::vector<Gpu> gpus = Gpus({kA, kB, kC});
+  const KeptDriverOrder failure = DriverOrderFailure{
+      MachineKey(kBoot, "535.183.01", gpus), 1764952800123, "the CUDA driver did not answer"};
+  const std::string written = KeptDriverOrderToJson(failure);
+  EXPECT_THAT(written, HasSubstr(R"("unix_ms": 1764952800123)"));
+  EXPECT_THAT(written, Not(HasSubstr("fastest_first_uuids")));
+  Result<KeptDriverOrder> read = KeptDriverOrderFromJson(written);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(*read, failure);
+  EXPECT_EQ(KeyOf(*read), MachineKey(kBoot, "535.183.01", gpus));
 }
 
 TEST(DriverOrderTest, ReaderSortsTheKeysUuids) {
-  Result<DriverOrder> read = DriverOrderFromJson(
-      R"({"format_version":1,"boot_id":"b","driver_version":"d",)"
+  Result<KeptDriverOrder> read = KeptDriverOrderFromJson(
+      R"({"format_version":2,"boot_id":"b","driver_version":"d",)"
       R"("gpu_uuids":["GPU-b","GPU-a","GPU-b"],"fastest_first_uuids":["GPU-b"]})");
   ASSERT_TRUE(read.ok()) << read.error().message;
-  EXPECT_THAT(read->key.gpu_uuids, ElementsAre("GPU-a", "GPU-b"));
+  EXPECT_THAT(KeyOf(*read).gpu_uuids, ElementsAre("GPU-a", "GPU-b"));
 }
 
 TEST(DriverOrderTest, ReaderRejectsWhatNoProbeWrites) {
-  auto error = [](std::string_view text) {
-    Result<DriverOrder> read = DriverOrderFromJson(text);
-    return read.ok() ? std::string("accepted") : read.error().message;
-  };
-  EXPECT_THAT(error("{"), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error(R"({"format_version":2})"), HasSubstr("format_version"));
+  EXPECT_THAT(ReadError("{"), HasSubstr("not valid JSON"));
+  // Version 1 had no failures; it is read as any unknown version.
+  EXPECT_THAT(ReadError(R"({"format_version":1,"boot_id":"b","driver_version":"d",)"
+                        R"("gpu_uuids":["GPU-a"],"fastest_first_uuids":["GPU-a"]})"),
+              HasSubstr("reads only version 2"));
   EXPECT_THAT(
-      error(R"({"format_version":1,"boot_id":"b","driver_version":"d","gpu_uuids":["GPU-a"]})"),
+      ReadError(R"({"format_version":2,"boot_id":"b","driver_version":"d","gpu_uuids":["GPU-a"]})"),
       HasSubstr("fastest_first_uuids"));
   // An order naming a card outside the key, or one twice.
-  EXPECT_THAT(error(R"({"format_version":1,"boot_id":"b","driver_version":"d",)"
-                    R"("gpu_uuids":["GPU-a"],"fastest_first_uuids":["GPU-z"]})"),
+  EXPECT_THAT(ReadError(std::string(kKeyFields) + R"("fastest_first_uuids":["GPU-z"]})"),
               HasSubstr("at most once"));
-  EXPECT_THAT(error(R"({"format_version":1,"boot_id":"b","driver_version":"d",)"
-                    R"("gpu_uuids":["GPU-a"],"fastest_first_uuids":["GPU-a","GPU-a"]})"),
+  EXPECT_THAT(ReadError(std::string(kKeyFields) + R"("fastest_first_uuids":["GPU-a","GPU-a"]})"),
               HasSubstr("at most once"));
-  EXPECT_THAT(error(R"({"format_version":1,"boot_id":"b","driver_version":"d",)"
-                    R"("gpu_uuids":["GPU a"],"fastest_first_uuids":[]})"),
+  EXPECT_THAT(ReadError(R"({"format_version":2,"boot_id":"b","driver_version":"d",)"
+                        R"("gpu_uuids":["GPU a"],"fastest_first_uuids":[]})"),
               HasSubstr("gpu_uuids"));
+}
+
+TEST(DriverOrderTest, ReaderRejectsAMalformedFailure) {
+  const std::string key = kKeyFields;
+  EXPECT_EQ(ReadError(key + R"("probe_failed":{"unix_ms":5,"reason":"hung"}})"), "accepted");
+  // An order and a failure at once: which one holds?
+  EXPECT_THAT(ReadError(key + R"("fastest_first_uuids":["GPU-a"],)"
+                              R"("probe_failed":{"unix_ms":5,"reason":"hung"}})"),
+              HasSubstr("cannot stand beside fastest_first_uuids"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":"hung"})"), HasSubstr("probe_failed"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"reason":"hung"}})"),
+              HasSubstr("probe_failed.unix_ms' is missing"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"unix_ms":-5,"reason":"hung"}})"),
+              HasSubstr("probe_failed.unix_ms"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"unix_ms":5.5,"reason":"hung"}})"),
+              HasSubstr("probe_failed.unix_ms"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"unix_ms":5,"reason":7}})"),
+              HasSubstr("probe_failed.reason"));
+  // A reason that would rewrite the reader's terminal, or run on for pages.
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"unix_ms":5,"reason":"a\u001b[2Jb"}})"),
+              HasSubstr("one printable line"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"unix_ms":5,"reason":"a\nb"}})"),
+              HasSubstr("one printable line"));
+  EXPECT_THAT(ReadError(key + R"("probe_failed":{"unix_ms":5,"reason":")" + std::string(1025, 'x') +
+                        R"("}})"),
+              HasSubstr("one printable line"));
+  // A failure is still checked against its key like an order.
+  EXPECT_THAT(ReadError(R"({"format_version":2,"boot_id":"b","driver_version":"d",)"
+                        R"("gpu_uuids":["GPU a"],"probe_failed":{"unix_ms":5,"reason":"hung"}})"),
+              HasSubstr("gpu_uuids"));
+}
+
+TEST(DriverOrderTest, AFailureStandsForTheRetryInterval) {
+  const DriverOrderFailure failure{{}, 1'000'000, "hung"};
+  EXPECT_TRUE(FailureStands(failure, 1'000'000));
+  EXPECT_TRUE(FailureStands(failure, 1'000'000 + kProbeRetryAfterMs - 1));
+  EXPECT_FALSE(FailureStands(failure, 1'000'000 + kProbeRetryAfterMs));
+  EXPECT_EQ(kProbeRetryAfterMs, 10 * 60 * 1000);
+  // Dated after now: the clock went back, and the record is not believed.
+  EXPECT_FALSE(FailureStands(failure, 999'999));
+  EXPECT_FALSE(FailureStands({{}, std::numeric_limits<int64_t>::max(), "hung"}, 0));
+  EXPECT_FALSE(FailureStands({{}, 0, "hung"}, std::numeric_limits<int64_t>::max()));
+}
+
+TEST(DriverOrderTest, FailureFromProbeSaysWhyInOnePrintableLine) {
+  std::vector<Gpu> gpus = Gpus({kA, kB});
+  const DriverOrderKey key = MachineKey(kBoot, "535", gpus);
+  ProbeResult hung;
+  hung.status = ProbeStatus::kTimedOut;
+  hung.detail = "the CUDA driver did not answer within 5000 ms (stuck in cuInit)\n\x1b[2J" +
+                std::string(1000, 'x');
+  const DriverOrderFailure failure = FailureFromProbe(key, hung, 42);
+  EXPECT_EQ(failure.key, key);
+  EXPECT_EQ(failure.failed_unix_ms, 42);
+  EXPECT_THAT(failure.reason, HasSubstr("gave no order: the CUDA driver did not answer"));
+  EXPECT_THAT(failure.reason, Not(HasSubstr("\n")));
+  EXPECT_THAT(failure.reason, Not(HasSubstr("\x1b")));
+  EXPECT_LE(failure.reason.size(), 403u);
+  // What the writer keeps, the reader takes.
+  EXPECT_TRUE(KeptDriverOrderFromJson(KeptDriverOrderToJson(failure)).ok());
+  EXPECT_THAT(FailureFromProbe(key, testing::DriverListing({kA, kC}), 42).reason,
+              HasSubstr("listed a device NVML does not"));
+}
+
+TEST(DriverOrderTest, OnlyAMissingLibcudaIsNotKept) {
+  ProbeResult probe;
+  for (ProbeStatus status : {ProbeStatus::kNoDevice, ProbeStatus::kInitFailed,
+                             ProbeStatus::kTimedOut, ProbeStatus::kCrashed, ProbeStatus::kOk}) {
+    probe.status = status;
+    EXPECT_TRUE(KeepsFailure(probe)) << static_cast<int>(status);
+  }
+  probe.status = ProbeStatus::kUnavailable;
+  EXPECT_FALSE(KeepsFailure(probe));
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace {
 constexpr size_t kMaxDriverOrderBytes = size_t{64} * 1024;
 
 // The file of user `uid`, if it can be trusted as that user's word.
-Result<DriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
+Result<KeptDriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
   Result<FileRead> file = dir.ReadFile(DriverOrderFileName(uid), kMaxDriverOrderBytes);
   if (!file.ok()) return file.error();
   if (file->owner_uid != uid) {
@@ -20,38 +20,44 @@ Result<DriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
   if ((file->mode & 022) != 0) {
     return MakeError(ExitCode::kError, fmt::format("mode {:04o} lets others write it", file->mode));
   }
-  return DriverOrderFromJson(file->text);
+  return KeptDriverOrderFromJson(file->text);
 }
 
 }  // namespace
 
 std::string DriverOrderFileName(uint32_t uid) { return fmt::format("cuda-order-{}.json", uid); }
 
-std::optional<DriverOrder> ReadDriverOrder(const StateDir& dir, uint32_t reader_uid,
-                                           const DriverOrderKey& key,
-                                           const std::function<void(const std::string&)>& verbose) {
+std::optional<KeptDriverOrder> ReadDriverOrder(
+    const StateDir& dir, uint32_t reader_uid, const DriverOrderKey& key,
+    const std::function<void(const std::string&)>& verbose) {
   std::vector<uint32_t> uids{reader_uid};
   if (reader_uid != 0) uids.push_back(0);
+  // Either file's order beats a failure: one user's probe may have failed
+  // where another's, later, did not.
+  std::optional<DriverOrderFailure> failure;
   for (uint32_t uid : uids) {
     // No file (the usual case, root's most of all) is nothing to say.
     if (!dir.Info(DriverOrderFileName(uid)).ok()) continue;
     const std::string where = fmt::format("{}/{}", dir.path(), DriverOrderFileName(uid));
-    Result<DriverOrder> order = ReadOne(dir, uid);
-    if (!order.ok()) {
-      verbose(fmt::format("{} skipped: {}", where, order.error().message));
+    Result<KeptDriverOrder> kept = ReadOne(dir, uid);
+    if (!kept.ok()) {
+      verbose(fmt::format("{} skipped: {}", where, kept.error().message));
       continue;
     }
-    if (order->key != key) {
+    if (KeyOf(*kept) != key) {
       verbose(fmt::format("{} is for another boot, driver or set of GPUs", where));
       continue;
     }
-    return std::move(*order);
+    if (auto* order = std::get_if<DriverOrder>(&*kept)) return std::move(*order);
+    auto& failed = std::get<DriverOrderFailure>(*kept);
+    if (!failure || failed.failed_unix_ms > failure->failed_unix_ms) failure = std::move(failed);
   }
+  if (failure) return std::move(*failure);
   return std::nullopt;
 }
 
-Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const DriverOrder& order) {
-  return dir.WriteFileAtomic(DriverOrderFileName(uid), DriverOrderToJson(order));
+Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept) {
+  return dir.WriteFileAtomic(DriverOrderFileName(uid), KeptDriverOrderToJson(kept));
 }
 
 }  // namespace gpupin

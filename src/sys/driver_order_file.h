@@ -19,17 +19,18 @@ namespace gpupin {
 // "cuda-order-1000.json": the file user `uid` writes.
 std::string DriverOrderFileName(uint32_t uid);
 
-// The order kept for `key` (this machine now): the reader's own file, else
-// root's. A file that is missing, not a regular file (a symlink is not
-// followed), larger than 16 KiB, owned by anyone but the user it is named
-// for, writable by group or others, unparsable, or for another key is
-// passed over, with one line to `verbose` saying why.
-std::optional<DriverOrder> ReadDriverOrder(const StateDir& dir, uint32_t reader_uid,
-                                           const DriverOrderKey& key,
-                                           const std::function<void(const std::string&)>& verbose);
+// What is kept for `key` (this machine now) in the reader's own file and
+// root's: an order from either (the reader's first), else the failure
+// recorded last, else nullopt. A file that is missing, not a regular file (a
+// symlink is not followed), larger than 64 KiB, owned by anyone but the
+// user it is named for, writable by group or others, unparsable, or for
+// another key is passed over, with one line to `verbose` saying why.
+std::optional<KeptDriverOrder> ReadDriverOrder(
+    const StateDir& dir, uint32_t reader_uid, const DriverOrderKey& key,
+    const std::function<void(const std::string&)>& verbose);
 
-// Replaces user `uid`'s file with `order`, atomically (mode 0644). Fails
+// Replaces user `uid`'s file with `kept`, atomically (mode 0644). Fails
 // when the name is taken by another user's file (sticky directory).
-Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const DriverOrder& order);
+Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept);
 
 }  // namespace gpupin
