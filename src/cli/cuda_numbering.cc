@@ -62,15 +62,15 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
     const std::string when = FormatLocalClock(failure->failed_unix_ms, now);
     if (FailureStands(*failure, now)) {
       world_.Verbose(fmt::format(
-          "cuda:N is a guess: the CUDA driver's numbering could not be read at {} ({}); it is "
-          "asked again from {}",
-          when, failure->reason,
-          FormatLocalClock(failure->failed_unix_ms + kProbeRetryAfterMs, now)));
+          "cuda:N is a guess: at {} the CUDA driver's numbering could not be read (asked again "
+          "from {}): {}",
+          when, FormatLocalClock(failure->failed_unix_ms + kProbeRetryAfterMs, now),
+          failure->reason));
       return found_;
     }
     if (policy_ == ProbePolicy::kProbeIfNeeded) {
       world_.Verbose(
-          fmt::format("the CUDA driver's numbering could not be read at {} ({}); asking again",
+          fmt::format("asking the CUDA driver again: at {} its numbering could not be read: {}",
                       when, failure->reason));
     }
   }
@@ -105,7 +105,7 @@ std::optional<DriverOrder> CudaNumbering::Probe(const Inventory& inventory,
   DriverOrderFailure failure = FailureFromProbe(key, *probe, now);
   world_.Verbose("cuda:N is a guess: " + failure.reason);
   if (keep && KeepsFailure(*probe) && Keep(failure)) {
-    world_.Verbose(fmt::format("the driver is not asked again before {}",
+    world_.Verbose(fmt::format("kept: the CUDA driver is not asked again before {}",
                                FormatLocalClock(now + kProbeRetryAfterMs, now)));
   }
   return std::nullopt;

@@ -115,9 +115,10 @@ std::optional<DriverOrder> DriverOrderFromProbe(DriverOrderKey key, const ProbeR
 
 DriverOrderFailure FailureFromProbe(DriverOrderKey key, const ProbeResult& probe,
                                     int64_t now_unix_ms) {
-  std::string reason = probe.status == ProbeStatus::kOk
-                           ? std::string("the CUDA driver listed a device NVML does not")
-                           : "the CUDA driver gave no order: " + probe.detail;
+  // A probe that did not end well says why in its detail.
+  const std::string_view reason = probe.status == ProbeStatus::kOk
+                                      ? "the CUDA driver listed a device NVML does not"
+                                      : std::string_view(probe.detail);
   return {std::move(key), now_unix_ms, Printable(reason, kKeptReasonBytes)};
 }
 
