@@ -208,7 +208,8 @@ CommandSpec LsCommand() {
               Result<GpuSource*> gpus = world.Gpus();
               if (!gpus.ok()) return gpus.error();
               // Probes the driver when the cuda:N column would be a guess
-              // and no probe of this boot and driver is kept.
+              // and no probe of this boot and driver is kept (an order, or
+              // a failure that still stands).
               CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
               if (app.count("--watch") > 0) {
                 return Watch(world, **gpus, numbering, *options,

@@ -125,7 +125,8 @@ Result<int> Map(World& world, const MapOptions& options) {
   view.env = VisibilityEnvFromMap(examined->variables);
   view.inventory = &*inventory;
   // Probes the driver when cuda:N would be a guess and no probe of this
-  // boot and driver is kept.
+  // boot and driver is kept (an order, or a failure that still stands);
+  // --probe below asks the driver again whatever is kept.
   CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
   view.resolution = numbering.Resolve(*inventory, view.env);
   view.asked_ordinal = asked;

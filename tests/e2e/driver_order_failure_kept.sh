@@ -98,4 +98,19 @@ expect_eq "$(jq -c '[[.gpus | sort_by(.cuda_ordinal) | .[].index], .cuda_order]'
   '[[1,2,0],"driver"]' "the recovered driver's order"
 expect_eq "$(jq -c '[has("probe_failed"), (.fastest_first_uuids | length)]' "$KEPT")" '[false,3]' \
   "the order replaced the failure"
+cp "$KEPT" "$TEST_TMP/order.json"
+
+# A failure dated in the future (the clock was set back) is not believed.
+jq --argjson at $(($(now_ms) + 3600000)) 'del(.fastest_first_uuids) | .probe_failed = {unix_ms: $at, reason: "hung"}' \
+  "$TEST_TMP/order.json" >"$TEST_TMP/failure.json"
+install -m 0644 "$TEST_TMP/failure.json" "$KEPT"
+expect_eq "$("$GPUPIN" --simulate "$MIXED" --json ls | jq -r .cuda_order)" driver "a failure from the future"
+# Nor is one that another user planted under root's name.
+rm "$KEPT"
+jq --argjson at "$(now_ms)" '.probe_failed.unix_ms = $at' "$TEST_TMP/failure.json" >"$TEST_TMP/planted.json"
+chmod 0644 "$TEST_TMP/planted.json"
+"${AS_NOBODY[@]}" cp "$TEST_TMP/planted.json" "$KEPT"
+run_status "$GPUPIN" --simulate "$MIXED" -v --json ls
+expect_contains "$ERR" "cuda-order-0.json skipped: belongs to uid 65534, not to uid 0" "-v: the planted failure"
+expect_eq "$(jq -r .cuda_order <<<"$OUT")" driver "a planted failure is not followed"
 echo PASS
