@@ -50,7 +50,7 @@ std::optional<KeptDriverOrder> ReadDriverOrder(
     }
     if (auto* order = std::get_if<DriverOrder>(&*kept)) return std::move(*order);
     auto& failed = std::get<DriverOrderFailure>(*kept);
-    if (!failure || failed.failed_unix_ms > failure->failed_unix_ms) failure = std::move(failed);
+    if (!failure) failure = std::move(failed);
   }
   if (failure) return std::move(*failure);
   return std::nullopt;

@@ -20,8 +20,8 @@ namespace gpupin {
 std::string DriverOrderFileName(uint32_t uid);
 
 // What is kept for `key` (this machine now) in the reader's own file and
-// root's: an order from either (the reader's first), else the failure
-// recorded last, else nullopt. A file that is missing, not a regular file (a
+// root's: an order from either (the reader's first), else a failure (the
+// reader's first), else nullopt. A file that is missing, not a regular file (a
 // symlink is not followed), larger than 64 KiB, owned by anyone but the
 // user it is named for, writable by group or others, unparsable, or for
 // another key is passed over, with one line to `verbose` saying why.

@@ -100,9 +100,18 @@ expect_eq "$(jq -c '[has("probe_failed"), (.fastest_first_uuids | length)]' "$KE
   "the order replaced the failure"
 cp "$KEPT" "$TEST_TMP/order.json"
 
+# Root's order beats a user's own kept failure: nobody, whose own file says
+# the driver hung a moment ago, numbers by root's order.
+jq --argjson at "$(now_ms)" 'del(.fastest_first_uuids) | .probe_failed = {unix_ms: $at, reason: "hung"}' \
+  "$TEST_TMP/order.json" >"$TEST_TMP/nobody-failure.json"
+chmod 0644 "$TEST_TMP/nobody-failure.json"
+"${AS_NOBODY[@]}" cp "$TEST_TMP/nobody-failure.json" "$GPUPIN_STATE_DIR/cuda-order-65534.json"
+run_status "${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" --json ls
+expect_eq "$(jq -r .cuda_order <<<"$OUT")" driver "root's order over nobody's own failure"
+
 # A failure dated in the future (the clock was set back) is not believed.
-jq --argjson at $(($(now_ms) + 3600000)) 'del(.fastest_first_uuids) | .probe_failed = {unix_ms: $at, reason: "hung"}' \
-  "$TEST_TMP/order.json" >"$TEST_TMP/failure.json"
+jq --argjson at $(($(now_ms) + 3600000)) '.probe_failed.unix_ms = $at' \
+  "$TEST_TMP/nobody-failure.json" >"$TEST_TMP/failure.json"
 install -m 0644 "$TEST_TMP/failure.json" "$KEPT"
 expect_eq "$("$GPUPIN" --simulate "$MIXED" --json ls | jq -r .cuda_order)" driver "a failure from the future"
 # Nor is one that another user planted under root's name.
