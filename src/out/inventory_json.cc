@@ -108,7 +108,7 @@ nlohmann::ordered_json GpuToJson(const Gpu& gpu, GpuFacts facts) {
   if (facts & f::kMig) {
     nlohmann::ordered_json mig_devices = nlohmann::ordered_json::array();
     for (const MigDevice& mig : gpu.mig_devices) mig_devices.push_back(MigToJson(mig));
-    json["mig"] = {{"enabled", OrNull(gpu.mig_enabled)}, {"devices", mig_devices}};
+    json["mig"] = {{"enabled", OrNull(gpu.mig_enabled)}, {"devices", std::move(mig_devices)}};
   }
   if (facts & f::kNvLinks) json["nvlink_peers"] = gpu.nvlink_peer_bus_ids;
   if (facts & f::kProcesses) {
@@ -131,7 +131,7 @@ nlohmann::ordered_json InventoryToJson(const Inventory& inventory, GpuFacts fact
           {"driver_version", OrNull(inventory.driver_version)},
           {"nvml_version", OrNull(inventory.nvml_version)},
           {"cuda_driver_version", cuda},
-          {"gpus", gpus}};
+          {"gpus", std::move(gpus)}};
 }
 
 }  // namespace gpupin
