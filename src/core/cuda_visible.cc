@@ -587,14 +587,19 @@ Resolution ResolveVisibleDevicesWithOrder(const std::vector<Gpu>& gpus, const Vi
   return Resolve(gpus, env, fastest_first_nvml_indices);
 }
 
+VisibilityEnv VisibilityEnvFrom(
+    const std::function<std::optional<std::string>(const char* name)>& lookup) {
+  return {lookup("CUDA_VISIBLE_DEVICES"),   lookup("CUDA_DEVICE_ORDER"),
+          lookup("NVIDIA_VISIBLE_DEVICES"), lookup("SLURM_JOB_GPUS"),
+          lookup("SLURM_STEP_GPUS"),        lookup("GPU_DEVICE_ORDINAL")};
+}
+
 VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& environment) {
-  auto get = [&](const char* name) -> std::optional<std::string> {
+  return VisibilityEnvFrom([&](const char* name) -> std::optional<std::string> {
     const auto it = environment.find(name);
     if (it == environment.end()) return std::nullopt;
     return it->second;
-  };
-  return {get("CUDA_VISIBLE_DEVICES"), get("CUDA_DEVICE_ORDER"), get("NVIDIA_VISIBLE_DEVICES"),
-          get("SLURM_JOB_GPUS"),       get("SLURM_STEP_GPUS"),   get("GPU_DEVICE_ORDINAL")};
+  });
 }
 
 const char* CudaOrderSource(const Resolution& resolution) {

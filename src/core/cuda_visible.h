@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -95,6 +96,11 @@ Resolution ResolveVisibleDevices(const std::vector<Gpu>& gpus, const VisibilityE
 // NVML indices missing from the list follow the listed ones in PCI order.
 Resolution ResolveVisibleDevicesWithOrder(const std::vector<Gpu>& gpus, const VisibilityEnv& env,
                                           std::span<const uint32_t> fastest_first_nvml_indices);
+
+// The variables VisibilityEnv holds, each as `lookup` finds it by name
+// (nullopt: unset).
+VisibilityEnv VisibilityEnvFrom(
+    const std::function<std::optional<std::string>(const char* name)>& lookup);
 
 // Picks the variables VisibilityEnv holds out of a full environment (any map
 // of NAME to value); a name not in the map is unset.

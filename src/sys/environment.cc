@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace gpupin {
 
 std::map<std::string, std::string> ProcessEnvironment() {
@@ -16,6 +18,14 @@ std::map<std::string, std::string> ProcessEnvironment() {
   return environment;
 }
 
-VisibilityEnv VisibilityEnvFromProcess() { return VisibilityEnvFromMap(ProcessEnvironment()); }
+// Six getenv calls, not a copy of the whole environment: ls and every queued
+// job read these.
+VisibilityEnv VisibilityEnvFromProcess() {
+  return VisibilityEnvFrom([](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  });
+}
 
 }  // namespace gpupin

@@ -12,7 +12,7 @@ namespace gpupin {
 // Every variable of this process's environment, NAME to value.
 std::map<std::string, std::string> ProcessEnvironment();
 
-// The visibility variables of this process (VisibilityEnvFromMap of the above).
+// The visibility variables of this process, as getenv finds them.
 VisibilityEnv VisibilityEnvFromProcess();
 
 }  // namespace gpupin
