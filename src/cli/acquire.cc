@@ -234,13 +234,13 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     auto [it, added] = caps_by_uid.try_emplace(of);
     if (added) {
       const std::string name = UserName(of);
-      const std::vector<std::string> groups = UserGroups(of);
+      const std::vector<std::string> groups = GroupsTheRulesCap(rules, of);
       it->second = {CapFor(rules, CapKind::kPerUser, name, groups).limit,
                     CapFor(rules, CapKind::kPerJob, name, groups).limit};
     }
     return it->second;
   };
-  const std::vector<std::string> own_groups = UserGroups(uid);
+  const std::vector<std::string> own_groups = GroupsTheRulesCap(rules, uid);
   const AppliedCap own_per_user = CapFor(rules, CapKind::kPerUser, UserName(uid), own_groups);
   const AppliedCap own_per_job = CapFor(rules, CapKind::kPerJob, UserName(uid), own_groups);
   QueueRequest queue_request;

@@ -175,7 +175,8 @@ Holdings CallerHoldings(World& world) {
   const uint32_t uid = getuid();
   Holdings holdings{UserName(uid),
                     0,
-                    CapFor(world.rules(), CapKind::kPerUser, UserName(uid), UserGroups(uid)),
+                    CapFor(world.rules(), CapKind::kPerUser, UserName(uid),
+                           GroupsTheRulesCap(world.rules(), uid)),
                     {}};
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {

@@ -130,7 +130,8 @@ std::vector<Holding> Holdings(const World& world, const StateSnapshot& snapshot)
   for (const auto& [uid, cards] : held) {
     const std::string user = UserName(uid);
     holdings.push_back(
-        {uid, user, cards, CapFor(world.rules(), CapKind::kPerUser, user, UserGroups(uid))});
+        {uid, user, cards,
+         CapFor(world.rules(), CapKind::kPerUser, user, GroupsTheRulesCap(world.rules(), uid))});
   }
   return holdings;
 }

@@ -38,4 +38,9 @@ std::vector<std::string> UserGroups(uint32_t uid) {
   return names;
 }
 
+std::vector<std::string> GroupsTheRulesCap(const HouseRules& rules, uint32_t uid) {
+  if (rules.group_caps.empty()) return {};
+  return UserGroups(uid);
+}
+
 }  // namespace gpupin
