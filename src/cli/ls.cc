@@ -201,7 +201,8 @@ CommandSpec LsCommand() {
                 "On mixed GPU models cuda:N is the CUDA driver's own order: asked once per boot, "
                 "driver and set of GPUs, in a child process, and kept in the state directory "
                 "for every gpupin. It is marked as a guess only when the driver cannot be asked "
-                "(gpupin -v ls says why).");
+                "(gpupin -v ls says why); a driver that did not answer is asked again after 10 "
+                "minutes, not by every command.");
             return [options, &app](World& world) -> Result<int> {
               if (Status exists = world.RequireExistingStateDir(); !exists.ok())
                 return exists.error();
