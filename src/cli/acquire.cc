@@ -73,14 +73,14 @@ class QueueDisplay {
   std::string last_;
 };
 
-QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, int64_t now_unix_ms,
-                       const ProcFs& procfs) {
+QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, const std::string& user,
+                       int64_t now_unix_ms, const ProcFs& procfs) {
   QueueTicket ticket;
   ticket.holder = request.holder;
   if (std::optional<uint64_t> start = LiveProcessStartTime(procfs, getpid()))
     ticket.waiter = ProcessIdentity{getpid(), *start};
   ticket.uid = uid;
-  ticket.user = UserName(uid);
+  ticket.user = user;
   ticket.command = request.command;
   ticket.request =
       fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
@@ -240,15 +240,19 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     }
     return it->second;
   };
+  // Looked up once: each lookup is the C library's (NSS: /etc/passwd read
+  // again, or a directory service asked), and a look would repeat it under
+  // the lock.
+  const std::string own_name = UserName(uid);
   const std::vector<std::string> own_groups = GroupsTheRulesCap(rules, uid);
-  const AppliedCap own_per_user = CapFor(rules, CapKind::kPerUser, UserName(uid), own_groups);
-  const AppliedCap own_per_job = CapFor(rules, CapKind::kPerJob, UserName(uid), own_groups);
+  const AppliedCap own_per_user = CapFor(rules, CapKind::kPerUser, own_name, own_groups);
+  const AppliedCap own_per_job = CapFor(rules, CapKind::kPerJob, own_name, own_groups);
   QueueRequest queue_request;
   queue_request.request = request.request;
   queue_request.wait = request.wait;
   queue_request.holder = request.holder;
   queue_request.uid = uid;
-  queue_request.user = UserName(uid);
+  queue_request.user = own_name;
   queue_request.command = request.command;
   queue_request.reservation_ttl_ms = request.reservation_ttl_ms;
   // What the policy sees of one look at the cards.
@@ -260,7 +264,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     input.topology = inventory.topology;
     input.live_leases = live;
     input.process_owners = processes.owners;
-    input.caller = {uid, UserName(uid), job ? std::optional<std::string>(job->id) : std::nullopt,
+    input.caller = {uid, own_name, job ? std::optional<std::string>(job->id) : std::nullopt,
                     request.shell};
     const Allowance allowance = AllowedGpus(numbering, inventory, visibility);
     input.allowed_gpu_indices = allowance.gpu_indices;
@@ -349,7 +353,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     auto join_queue = [&](LeaseTransaction& txn) -> Status {
       if (ticket) return Ok{};
       Result<QueueTicket> taken =
-          txn.TakeTicket(MakeTicket(request, uid, facts.now_unix_ms, procfs));
+          txn.TakeTicket(MakeTicket(request, uid, own_name, facts.now_unix_ms, procfs));
       if (!taken.ok()) return taken.error();
       ticket = *taken;
       return Ok{};
