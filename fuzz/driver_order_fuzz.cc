@@ -1,6 +1,7 @@
 // Arbitrary bytes as a cuda-order-<uid>.json of the shared state directory:
 // no crash, no exception, and whatever the reader accepts (an order or a
-// failed probe) the writer writes back to the same record, a fixed point of reading and writing.
+// failed probe) the writer writes back to the same record, a fixed point of
+// reading and writing.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
