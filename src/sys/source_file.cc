@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sys/read_to_end.h"
 #include "sys/unique_fd.h"
 
 namespace gpupin {
@@ -16,24 +17,6 @@ namespace {
 
 Error CannotRead(const std::string& path, const std::string& why) {
   return MakeError(ExitCode::kUsage, fmt::format("cannot check {}: {}", path, why));
-}
-
-// Reads all of `fd`; the error's message is only why not, for the caller
-// to word.
-Result<std::string> ReadAll(int fd, size_t max_bytes) {
-  std::string text;
-  char buffer[65536];
-  while (true) {
-    ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return MakeError(ExitCode::kError, std::strerror(errno));
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    // The file may grow after fstat: the limit holds for what is read.
-    if (text.size() > max_bytes)
-      return MakeError(ExitCode::kError, "grew past the size limit while read");
-  }
-  return text;
 }
 
 // O_NONBLOCK: opening a FIFO must not wait for a writer; the caller's fstat
@@ -61,7 +44,7 @@ Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes) {
     return CannotRead(path, fmt::format("larger than {} MiB; is it really a Python file?",
                                         max_bytes / (size_t{1024} * 1024)));
   }
-  Result<std::string> text = ReadAll(fd.get(), max_bytes);
+  Result<std::string> text = ReadToEnd(fd.get(), static_cast<size_t>(info.st_size), max_bytes);
   if (!text.ok()) return CannotRead(path, text.error().message);
   return text;
 }
@@ -101,7 +84,7 @@ Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_
   }
   if (static_cast<uint64_t>(info.st_size) > max_bytes)
     return refuse(fmt::format("larger than {} KiB; not a gpupin config file", max_bytes / 1024));
-  Result<std::string> text = ReadAll(fd.get(), max_bytes);
+  Result<std::string> text = ReadToEnd(fd.get(), static_cast<size_t>(info.st_size), max_bytes);
   if (!text.ok()) return refuse(text.error().message);
   return std::optional<std::string>(std::move(*text));
 }

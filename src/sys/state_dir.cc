@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "sys/procfs.h"
+#include "sys/read_to_end.h"
 #include "sys/timed_flock.h"
 
 namespace gpupin {
@@ -213,21 +214,9 @@ Result<FileRead> StateDir::ReadFile(const std::string& name, size_t max_bytes) c
     return MakeError(ExitCode::kError,
                      fmt::format("is {} bytes, more than the {} allowed", st.st_size, max_bytes));
   }
-  // The size is checked again while reading: the file may grow meanwhile.
-  std::string text(max_bytes + 1, '\0');
-  size_t filled = 0;
-  while (filled < text.size()) {
-    ssize_t n = read(fd.get(), text.data() + filled, text.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return SystemError("cannot read");
-    if (n == 0) break;
-    filled += static_cast<size_t>(n);
-  }
-  if (filled > max_bytes) {
-    return MakeError(ExitCode::kError, fmt::format("is more than the {} bytes allowed", max_bytes));
-  }
-  text.resize(filled);
-  return FileRead{std::move(text), st.st_uid, static_cast<uint32_t>(st.st_mode & 07777)};
+  Result<std::string> text = ReadToEnd(fd.get(), static_cast<size_t>(st.st_size), max_bytes);
+  if (!text.ok()) return MakeError(ExitCode::kError, "cannot read: " + text.error().message);
+  return FileRead{std::move(text.value()), st.st_uid, static_cast<uint32_t>(st.st_mode & 07777)};
 }
 
 Status StateDir::WriteFileAtomic(const std::string& name, std::string_view text) const {
