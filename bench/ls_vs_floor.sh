@@ -13,15 +13,17 @@
 # (target at most 1.2), and the NVML calls each makes, counted through the
 # simulated library's trace (GPUPIN_SIM_NVML_TRACE; target at most 1.15 times
 # the floor's, growing linearly with the cards). GPUPIN_BENCH_BIN=DIR takes
-# the binaries from DIR instead of build/release/bin. Exits 1 if either
-# command fails once.
+# the binaries from DIR instead of build/release/bin; DIR:DIR... measures
+# the gpupin of each (two builds side by side, all runs interleaved) against
+# the first one's floor. Exits 1 if any command fails once.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200}
 shift || true
 scenarios=("$@")
 ((${#scenarios[@]})) || scenarios=("$root/examples/lab-8gpu.json" "$root/examples/lab-16gpu.json")
-bin=${GPUPIN_BENCH_BIN:-$root/build/release/bin}
+IFS=: read -r -a bins <<<"${GPUPIN_BENCH_BIN:-$root/build/release/bin}"
+bin=${bins[0]}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -47,29 +49,40 @@ nvml_calls() {
 
 for scenario in "${scenarios[@]}"; do
   export GPUPIN_SIM_SCENARIO=$scenario
-  gpupin_cmd=("$bin/gpupin" --simulate "$scenario" --json ls)
   floor_cmd=("$bin/nvml_floor" "$bin/libgpupin-sim-nvml.so")
-  for cmd in floor_cmd gpupin_cmd; do
-    declare -n command=$cmd
-    if ! "${command[@]}" >/dev/null; then
-      echo "ls_vs_floor: failed: ${command[*]}" >&2
+  gpupin_args=(--simulate "$scenario" --json ls)
+  if ! "${floor_cmd[@]}" >/dev/null; then
+    echo "ls_vs_floor: failed: ${floor_cmd[*]}" >&2
+    exit 1
+  fi
+  for dir in "${bins[@]}"; do
+    if ! "$dir/gpupin" "${gpupin_args[@]}" >/dev/null; then
+      echo "ls_vs_floor: failed: $dir/gpupin ${gpupin_args[*]}" >&2
       exit 1
     fi
   done
   floor_calls=$(nvml_calls "${floor_cmd[@]}")
-  gpupin_calls=$(nvml_calls "${gpupin_cmd[@]}")
   floor_times=()
-  gpupin_times=()
+  declare -A gpupin_times=()
   for ((i = 0; i < runs; i++)); do
     floor_times+=("$(time_us "${floor_cmd[@]}")")
-    gpupin_times+=("$(time_us "${gpupin_cmd[@]}")")
+    for dir in "${bins[@]}"; do
+      gpupin_times[$dir]+="$(time_us "$dir/gpupin" "${gpupin_args[@]}") "
+    done
   done
   floor=$(median_us "${floor_times[@]}")
-  gpupin=$(median_us "${gpupin_times[@]}")
   printf '%s (%s cards), %d runs each\n' "${scenario##*/}" "$(jq '.gpus | length' "$scenario")" "$runs"
   printf '  floor   median %8.3f ms  %4d NVML calls\n' "$(awk -v us="$floor" 'BEGIN {print us / 1000}')" "$floor_calls"
-  printf '  gpupin  median %8.3f ms  %4d NVML calls\n' "$(awk -v us="$gpupin" 'BEGIN {print us / 1000}')" "$gpupin_calls"
-  printf '  ratio   time %.2f (target <= 1.2), calls %.2f (target <= 1.15)\n' \
-    "$(awk -v a="$gpupin" -v b="$floor" 'BEGIN {print a / b}')" \
-    "$(awk -v a="$gpupin_calls" -v b="$floor_calls" 'BEGIN {print a / b}')"
+  for dir in "${bins[@]}"; do
+    # shellcheck disable=SC2086 # the times are words
+    gpupin=$(median_us ${gpupin_times[$dir]})
+    gpupin_calls=$(nvml_calls "$dir/gpupin" "${gpupin_args[@]}")
+    label=gpupin
+    ((${#bins[@]} == 1)) || label="gpupin $dir"
+    printf '  %s  median %8.3f ms  %4d NVML calls\n' "$label" "$(awk -v us="$gpupin" 'BEGIN {print us / 1000}')" "$gpupin_calls"
+    printf '  ratio   time %.2f (target <= 1.2), calls %.2f (target <= 1.15)\n' \
+      "$(awk -v a="$gpupin" -v b="$floor" 'BEGIN {print a / b}')" \
+      "$(awk -v a="$gpupin_calls" -v b="$floor_calls" 'BEGIN {print a / b}')"
+  done
+  unset gpupin_times
 done
