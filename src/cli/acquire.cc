@@ -387,7 +387,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       input.per_user_rule = DescribeCap(rules, own_per_user);
       input.per_job_rule = DescribeCap(rules, own_per_job);
       if (!job) {
-        Result<std::vector<QueueTicket>> waiting = txn.WaitingTickets(ticket, facts, stopped);
+        Result<std::vector<QueueTicket>> waiting =
+            txn.WaitingTickets(ticket, facts, facts.process_stopped);
         if (!waiting.ok()) return waiting.error();
         input.turn.order = rules.queue;
         input.turn.waiting = std::move(*waiting);

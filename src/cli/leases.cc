@@ -87,10 +87,8 @@ Result<StateSnapshot> ReadState(World& world) {
       if (std::optional<Lease> handed = HandedToJob(lease, facts)) lease = std::move(*handed);
       snapshot.leases.push_back({std::move(lease), state});
     }
-    const ProcFs& procfs = world.procfs();
-    const StoppedCheck stopped = MakeStoppedCheck(procfs);
     for (QueueTicket& ticket : txn.LiveTickets(facts)) {
-      bool is_stopped = TicketStopped(ticket, stopped);
+      bool is_stopped = TicketStopped(ticket, facts.process_stopped);
       snapshot.queue.push_back({std::move(ticket), is_stopped});
     }
     return Ok{};

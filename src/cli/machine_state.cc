@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 
 #include "core/gpu_process_walk.h"
 
@@ -17,15 +18,18 @@ int64_t NowUnixMs() {
 LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs) {
   LivenessFacts facts;
   facts.now_unix_ms = NowUnixMs();
-  facts.process_start_time = [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); };
+  // One read of each process's stat for all the questions of one decision.
+  auto stats = std::make_shared<const ProcFs>(procfs.RememberingStats());
+  facts.process_start_time = [stats](int pid) { return LiveProcessStartTime(*stats, pid); };
   facts.process_uid = [&procfs](int pid) { return procfs.Uid(pid); };
-  facts.parent_of = [&procfs](int pid) { return procfs.ParentOf(pid); };
-  facts.runs_gpupin = [&procfs](int pid) {
+  facts.parent_of = [stats](int pid) { return stats->ParentOf(pid); };
+  facts.runs_gpupin = [stats](int pid) {
     // Our own name, as the kernel keeps it: every user runs the same binary.
-    static const std::optional<ProcessStat> self = procfs.Stat(getpid());
-    std::optional<ProcessStat> other = procfs.Stat(pid);
+    static const std::optional<ProcessStat> self = stats->Stat(getpid());
+    std::optional<ProcessStat> other = stats->Stat(pid);
     return self && other && other->comm == self->comm;
   };
+  facts.process_stopped = [stats](int pid) { return ProcessStopped(*stats, pid); };
   facts.process_command = [&procfs](int pid) -> std::optional<std::string> {
     std::optional<std::vector<std::string>> argv = procfs.Argv(pid);
     if (!argv) return std::nullopt;

@@ -60,6 +60,9 @@ struct LivenessFacts {
   // Whether a live process runs gpupin (its executable's name is ours), for
   // queue tickets: only a waiting gpupin holds a place. Unset: any does.
   std::function<bool(int pid)> runs_gpupin;
+  // Whether a live process is stopped (Ctrl-Z, SIGSTOP, a debugger): the
+  // ticket of a stopped gpupin is passed over. Unset: none is.
+  std::function<bool(int pid)> process_stopped;
   // PIDs NVML lists on each GPU (by UUID). Missing UUID: unknown.
   std::map<std::string, std::vector<uint32_t>> gpu_pids;
 };

@@ -54,10 +54,21 @@ FileText ReadProcFile(const std::string& path) {
 
 ProcFs::ProcFs(std::string root) : root_(std::move(root)) {}
 
+ProcFs ProcFs::RememberingStats() const {
+  ProcFs remembering(root_);
+  remembering.remembered_stats_ = std::make_shared<std::map<int, std::optional<ProcessStat>>>();
+  return remembering;
+}
+
 std::optional<ProcessStat> ProcFs::Stat(int pid) const {
+  if (remembered_stats_) {
+    if (auto it = remembered_stats_->find(pid); it != remembered_stats_->end()) return it->second;
+  }
   FileText file = ReadProcFile(fmt::format("{}/{}/stat", root_, pid));
-  if (file.error != 0) return std::nullopt;
-  return ParseStat(pid, file.text);
+  std::optional<ProcessStat> stat;
+  if (file.error == 0) stat = ParseStat(pid, file.text);
+  if (remembered_stats_) remembered_stats_->emplace(pid, stat);
+  return stat;
 }
 
 std::optional<uint32_t> ProcFs::Uid(int pid) const {

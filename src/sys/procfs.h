@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,14 @@ namespace gpupin {
 class ProcFs {
  public:
   explicit ProcFs(std::string root = "/proc");
+
+  // A ProcFs over the same root whose Stat reads each process once, for one
+  // decision: a ticket's holder is asked whether it lives, runs gpupin and
+  // is stopped, each a read of /proc/PID/stat, for every ticket in the
+  // queue at every turn (most of a burst's reads), and one view that cannot
+  // change halfway through is what a decision wants. Copies share what was
+  // read.
+  ProcFs RememberingStats() const;
 
   std::optional<ProcessStat> Stat(int pid) const;
   std::optional<uint32_t> Uid(int pid) const;         // real uid from status
@@ -49,6 +58,8 @@ class ProcFs {
 
  private:
   std::string root_;
+  // Set by RememberingStats: what Stat read, by pid (nullopt: no such process).
+  std::shared_ptr<std::map<int, std::optional<ProcessStat>>> remembered_stats_;
 };
 
 // The start time of a process that has not exited, for lease liveness: a

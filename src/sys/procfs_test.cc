@@ -43,6 +43,24 @@ TEST(ProcFsFake, StatReadsSessionAndStackStart) {
   EXPECT_EQ(stat->start_stack, 0u) << "a line without field 28";
 }
 
+TEST(ProcFsFake, RememberingStatsReadsEachProcessOnce) {
+  TempDir proc;
+  proc.Write("42/stat", StatLine(42, "first", 7, 100));
+  ProcFs fs(proc.path());
+  ProcFs remembering = fs.RememberingStats();
+  ASSERT_EQ(remembering.Stat(42)->comm, "first");
+  EXPECT_FALSE(remembering.Stat(43).has_value());
+  // The process changes (here, its file) after the first read.
+  proc.Write("42/stat", StatLine(42, "second", 8, 100));
+  proc.Write("43/stat", StatLine(43, "born", 7, 200));
+  ProcFs copy = remembering;
+  EXPECT_EQ(copy.Stat(42)->comm, "first") << "copies share what was read";
+  EXPECT_EQ(remembering.ParentOf(42), 7);
+  EXPECT_FALSE(remembering.Stat(43).has_value()) << "an absence is remembered too";
+  EXPECT_EQ(fs.Stat(42)->comm, "second") << "the plain ProcFs reads anew";
+  EXPECT_EQ(fs.RememberingStats().Stat(43)->comm, "born") << "a new one starts empty";
+}
+
 TEST(ProcFsFake, StatTakesTheLastParenthesis) {
   TempDir proc;
   proc.Write("42/stat", StatLine(42, "evil) R 1 (x", 7, 98765));
