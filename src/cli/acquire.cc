@@ -527,7 +527,11 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       }
     }
     ChangeWatch& waiting_on = ahead ? *ahead_watch : watch;
-    waiting_on.WatchProcesses(watched, facts.process_start_time);
+    // Read afresh, not the decision's remembered stats: the start time is
+    // checked after the pidfd is opened, so that a process that ended since
+    // the decision and whose pid was reused is not watched in its place.
+    waiting_on.WatchProcesses(watched,
+                              [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); });
     waiting_on.WakeOnInterrupt(interrupts ? interrupts->wake_fd() : -1);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);
