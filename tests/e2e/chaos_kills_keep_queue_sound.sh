@@ -11,7 +11,9 @@
 # queue drains to nothing. GPUPIN_CHAOS_SEED replays a run's choices.
 source "$(dirname "$0")/lib.sh"
 
-jobs=24 seconds=0.8 kills=12 most_kills=48
+# The jobs last longer where everything is slower (sanitizers), so that the
+# queue does not drain before the kill rounds have found their targets.
+jobs=24 seconds=$(awk -v f="$TIME_FACTOR" 'BEGIN { print 0.8 * f }') kills=12 most_kills=48
 seed=${GPUPIN_CHAOS_SEED:-$(($(date +%s%N) % 32768))}
 echo "seed $seed (GPUPIN_CHAOS_SEED=$seed replays these choices)"
 RANDOM=$seed
