@@ -2,16 +2,70 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
 namespace gpupin {
 namespace {
 
 // A record of 1024 GPUs (the most the reader takes) is about 45 KiB; no
 // server comes near, and a larger file is not read at all.
 constexpr size_t kMaxDriverOrderBytes = size_t{64} * 1024;
+// The writer leaves one record under a random name; more than one of the
+// user's own exist only while a writer replaces it.
+constexpr size_t kMostRandomNamesRead = 4;
+constexpr size_t kRandomNameBytes = 8;
+constexpr std::string_view kSuffix = ".json";
 
-// The file of user `uid`, if it can be trusted as that user's word.
-Result<KeptDriverOrder> ReadOne(const StateDir& dir, uint32_t uid) {
-  Result<FileRead> file = dir.ReadFile(DriverOrderFileName(uid), kMaxDriverOrderBytes);
+std::string RandomNamePrefix(uint32_t uid) { return fmt::format("cuda-order-{}-", uid); }
+
+// "cuda-order-1000-0123456789abcdef.json", exactly.
+bool IsRandomName(std::string_view name, uint32_t uid) {
+  const std::string prefix = RandomNamePrefix(uid);
+  if (name.size() != prefix.size() + 2 * kRandomNameBytes + kSuffix.size() ||
+      !name.starts_with(prefix) || !name.ends_with(kSuffix)) {
+    return false;
+  }
+  std::string_view hex = name.substr(prefix.size(), 2 * kRandomNameBytes);
+  return std::all_of(hex.begin(), hex.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// User `uid`'s records under random names, owned by that user: at most
+// `most` of them, however many names others planted.
+std::vector<std::string> OwnRandomNames(const StateDir& dir, uint32_t uid, size_t most) {
+  std::vector<std::string> own;
+  Result<std::vector<std::string>> names = dir.List();
+  if (!names.ok()) return own;
+  for (const std::string& name : *names) {
+    if (own.size() == most) break;
+    if (!IsRandomName(name, uid)) continue;
+    Result<FileInfo> info = dir.Info(name);
+    if (info.ok() && info->owner_uid == uid) own.push_back(name);
+  }
+  return own;
+}
+
+// Where user `uid`'s record may be: its own name when a file is there, and,
+// when another user's file took that name, its random names.
+std::vector<std::string> RecordNames(const StateDir& dir, uint32_t uid) {
+  std::vector<std::string> names;
+  Result<FileInfo> named = dir.Info(DriverOrderFileName(uid));
+  // No file (the usual case, root's most of all) is nothing to say.
+  if (!named.ok()) return names;
+  names.push_back(DriverOrderFileName(uid));
+  if (named->owner_uid != uid) {
+    std::vector<std::string> own = OwnRandomNames(dir, uid, kMostRandomNamesRead);
+    names.insert(names.end(), own.begin(), own.end());
+  }
+  return names;
+}
+
+// The file `name`, if it can be trusted as user `uid`'s word.
+Result<KeptDriverOrder> ReadOne(const StateDir& dir, const std::string& name, uint32_t uid) {
+  Result<FileRead> file = dir.ReadFile(name, kMaxDriverOrderBytes);
   if (!file.ok()) return file.error();
   if (file->owner_uid != uid) {
     return MakeError(ExitCode::kError,
@@ -32,32 +86,45 @@ std::optional<KeptDriverOrder> ReadDriverOrder(
     const std::function<void(const std::string&)>& verbose) {
   std::vector<uint32_t> uids{reader_uid};
   if (reader_uid != 0) uids.push_back(0);
-  // Either file's order beats a failure: one user's probe may have failed
+  // Either user's order beats a failure: one user's probe may have failed
   // where another's, later, did not.
   std::optional<DriverOrderFailure> failure;
   for (uint32_t uid : uids) {
-    // No file (the usual case, root's most of all) is nothing to say.
-    if (!dir.Info(DriverOrderFileName(uid)).ok()) continue;
-    const std::string where = fmt::format("{}/{}", dir.path(), DriverOrderFileName(uid));
-    Result<KeptDriverOrder> kept = ReadOne(dir, uid);
-    if (!kept.ok()) {
-      verbose(fmt::format("{} skipped: {}", where, kept.error().message));
-      continue;
+    for (const std::string& name : RecordNames(dir, uid)) {
+      const std::string where = fmt::format("{}/{}", dir.path(), name);
+      Result<KeptDriverOrder> kept = ReadOne(dir, name, uid);
+      if (!kept.ok()) {
+        verbose(fmt::format("{} skipped: {}", where, kept.error().message));
+        continue;
+      }
+      if (KeyOf(*kept) != key) {
+        verbose(fmt::format("{} is for another boot, driver or set of GPUs", where));
+        continue;
+      }
+      if (auto* order = std::get_if<DriverOrder>(&*kept)) return std::move(*order);
+      auto& failed = std::get<DriverOrderFailure>(*kept);
+      if (!failure) failure = std::move(failed);
     }
-    if (KeyOf(*kept) != key) {
-      verbose(fmt::format("{} is for another boot, driver or set of GPUs", where));
-      continue;
-    }
-    if (auto* order = std::get_if<DriverOrder>(&*kept)) return std::move(*order);
-    auto& failed = std::get<DriverOrderFailure>(*kept);
-    if (!failure) failure = std::move(failed);
   }
   if (failure) return std::move(*failure);
   return std::nullopt;
 }
 
 Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept) {
-  return dir.WriteFileAtomic(DriverOrderFileName(uid), KeptDriverOrderToJson(kept));
+  std::string name = DriverOrderFileName(uid);
+  // In the sticky directory only root may replace another user's file.
+  Result<FileInfo> named = dir.Info(name);
+  if (named.ok() && named->owner_uid != uid && uid != 0) {
+    name = RandomNamePrefix(uid) + RandomHex(kRandomNameBytes) + std::string(kSuffix);
+  }
+  Status written = dir.WriteFileAtomic(name, KeptDriverOrderToJson(kept));
+  if (!written.ok()) return written;
+  // Earlier records under random names are stale now; another user's file
+  // that took our name may have gone since, and then ours is there.
+  for (const std::string& stale : OwnRandomNames(dir, uid, SIZE_MAX)) {
+    if (stale != name) (void)dir.Remove(stale);
+  }
+  return Ok{};
 }
 
 }  // namespace gpupin

@@ -3,6 +3,10 @@
 // user's gpupin after a probe. Another user may plant any file under any
 // name there, so a reader trusts only its own file and root's, each only
 // when that user owns it and nobody else may write it (doc/security.md).
+// Another user who takes the name first (the directory is sticky: it cannot
+// be replaced) does not stop a user from keeping the order: it is kept
+// under `cuda-order-<uid>-<16 hex>.json` instead, a name nobody can know
+// before it exists, and found by listing the directory.
 #pragma once
 
 #include <sys/types.h>
@@ -20,7 +24,8 @@ namespace gpupin {
 std::string DriverOrderFileName(uint32_t uid);
 
 // What is kept for `key` (this machine now) in the reader's own file and
-// root's: an order from either (the reader's first), else a failure (the
+// root's (under a random name too, when another user's file holds the
+// name): an order from either (the reader's first), else a failure (the
 // reader's first), else nullopt. A file that is missing, not a regular file (a
 // symlink is not followed), larger than 64 KiB, owned by anyone but the
 // user it is named for, writable by group or others, unparsable, or for
@@ -29,8 +34,9 @@ std::optional<KeptDriverOrder> ReadDriverOrder(
     const StateDir& dir, uint32_t reader_uid, const DriverOrderKey& key,
     const std::function<void(const std::string&)>& verbose);
 
-// Replaces user `uid`'s file with `kept`, atomically (mode 0644). Fails
-// when the name is taken by another user's file (sticky directory).
+// Replaces user `uid`'s file with `kept`, atomically (mode 0644), under a
+// random name when another user's file holds `cuda-order-<uid>.json` (root
+// replaces such a file), and removes the user's earlier random-named ones.
 Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept);
 
 }  // namespace gpupin
