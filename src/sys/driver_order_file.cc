@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpupin {
@@ -33,17 +34,22 @@ bool IsRandomName(std::string_view name, uint32_t uid) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+struct OwnRecord {
+  std::string name;
+  int64_t change_time_ns = 0;
+};
+
 // User `uid`'s records under random names, owned by that user: at most
 // `most` of them, however many names others planted.
-std::vector<std::string> OwnRandomNames(const StateDir& dir, uint32_t uid, size_t most) {
-  std::vector<std::string> own;
+std::vector<OwnRecord> OwnRandomNames(const StateDir& dir, uint32_t uid, size_t most) {
+  std::vector<OwnRecord> own;
   Result<std::vector<std::string>> names = dir.List();
   if (!names.ok()) return own;
   for (const std::string& name : *names) {
     if (own.size() == most) break;
     if (!IsRandomName(name, uid)) continue;
     Result<FileInfo> info = dir.Info(name);
-    if (info.ok() && info->owner_uid == uid) own.push_back(name);
+    if (info.ok() && info->owner_uid == uid) own.push_back({name, info->change_time_ns});
   }
   return own;
 }
@@ -57,8 +63,8 @@ std::vector<std::string> RecordNames(const StateDir& dir, uint32_t uid) {
   if (!named.ok()) return names;
   names.push_back(DriverOrderFileName(uid));
   if (named->owner_uid != uid) {
-    std::vector<std::string> own = OwnRandomNames(dir, uid, kMostRandomNamesRead);
-    names.insert(names.end(), own.begin(), own.end());
+    for (OwnRecord& own : OwnRandomNames(dir, uid, kMostRandomNamesRead))
+      names.push_back(std::move(own.name));
   }
   return names;
 }
@@ -119,10 +125,14 @@ Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder
   }
   Status written = dir.WriteFileAtomic(name, KeptDriverOrderToJson(kept));
   if (!written.ok()) return written;
-  // Earlier records under random names are stale now; another user's file
-  // that took our name may have gone since, and then ours is there.
-  for (const std::string& stale : OwnRandomNames(dir, uid, SIZE_MAX)) {
-    if (stale != name) (void)dir.Remove(stale);
+  // Records under random names written before this one are stale now
+  // (another user's file that took our name may have gone since, and then
+  // ours is there). One written since, by another gpupin of ours, stays:
+  // two writers at once each leave the later record, not none.
+  Result<FileInfo> ours = dir.Info(name);
+  if (!ours.ok()) return Ok{};
+  for (const OwnRecord& own : OwnRandomNames(dir, uid, SIZE_MAX)) {
+    if (own.name != name && own.change_time_ns < ours->change_time_ns) (void)dir.Remove(own.name);
   }
   return Ok{};
 }

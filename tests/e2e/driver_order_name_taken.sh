@@ -57,12 +57,27 @@ expect_eq "$(ls_order "$GPUPIN")" '[[1,2,0],"driver"]' "the next ls"
 expect_eq "$(random_named)" "$kept" "still one record of nobody's"
 expect_eq "$(stat -c %i "$GPUPIN_STATE_DIR/$kept")" "$before" "not asked again"
 
+# Eight of nobody's gpupins find the record stale (another boot) at once,
+# and each asks the driver and writes a record: each removes only records
+# written before its own, so the latest stays and is followed.
+stale_boot() {
+  "${AS_NOBODY[@]}" bash -c 'jq ".boot_id = \"00000000-0000-0000-0000-000000000000\"" "$1" >"$1.new" && mv "$1.new" "$1"' \
+    _ "$1"
+}
+stale_boot "$GPUPIN_STATE_DIR/$kept"
+nobody_ls() { exec "${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" ls >/dev/null; }
+start_at_once 8 nobody_ls
+wait_all_ok "${STARTED[@]}"
+kept=$(random_named)
+[[ -n $kept ]] || fail "no record of nobody's left after eight writers"
+kept=$(head -1 <<<"$kept")
+expect_eq "$(ls_order "$TEST_TMP/nocuda/gpupin")" '[[1,2,0],"driver"]' "no libcuda: the record eight writers left"
+
 # The name free again (the other user removed the file) and nobody's record
 # stale (another boot): the next probe's order goes under nobody's name, and
 # the random-named record is removed. The other user's look-alike stays.
 "${AS_OTHER[@]}" rm "$NAMED"
-"${AS_NOBODY[@]}" bash -c 'jq ".boot_id = \"00000000-0000-0000-0000-000000000000\"" "$1" >"$1.new" && mv "$1.new" "$1"' \
-  _ "$GPUPIN_STATE_DIR/$kept"
+stale_boot "$GPUPIN_STATE_DIR/$kept"
 expect_eq "$(ls_order "$GPUPIN")" '[[1,2,0],"driver"]' "probed again for this boot"
 expect_eq "$(stat -c '%U %a' "$NAMED")" "nobody 644" "kept under nobody's name again"
 expect_eq "$(jq -r .boot_id "$NAMED")" "$(cat /proc/sys/kernel/random/boot_id)" "for this boot"
