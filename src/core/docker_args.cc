@@ -1,7 +1,8 @@
 #include "core/docker_args.h"
 
-#include <algorithm>
 #include <set>
+
+#include "core/hex.h"
 
 namespace gpupin {
 namespace {
@@ -182,10 +183,6 @@ Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
   return invocation;
 }
 
-bool IsContainerId(std::string_view id) {
-  return id.size() == 64 && std::all_of(id.begin(), id.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
+bool IsContainerId(std::string_view id) { return IsLowerHex(id, 64); }
 
 }  // namespace gpupin

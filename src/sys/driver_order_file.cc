@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/hex.h"
 
 namespace gpupin {
 namespace {
@@ -29,9 +30,7 @@ bool IsRandomName(std::string_view name, uint32_t uid) {
       !name.starts_with(prefix) || !name.ends_with(kSuffix)) {
     return false;
   }
-  std::string_view hex = name.substr(prefix.size(), 2 * kRandomNameBytes);
-  return std::all_of(hex.begin(), hex.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return IsLowerHex(name.substr(prefix.size(), 2 * kRandomNameBytes), 2 * kRandomNameBytes);
 }
 
 struct OwnRecord {

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <vector>
 
+#include "core/hex.h"
+
 namespace gpupin {
 namespace {
 
@@ -36,14 +38,6 @@ std::string_view NextPiece(std::string_view& rest, char separator) {
   return piece;
 }
 
-bool IsHex64(std::string_view text) {
-  if (text.size() != 64) return false;
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 // One cgroup path component as container runtimes name it: "<id>",
 // "docker-<id>.scope", "cri-containerd-<id>.scope", "crio-<id>.scope",
 // "libpod-<id>.scope".
@@ -51,7 +45,7 @@ std::optional<std::string> ContainerIdOfComponent(std::string_view component) {
   if (component.ends_with(".scope")) component.remove_suffix(6);
   size_t dash = component.rfind('-');
   if (dash != std::string_view::npos) component.remove_prefix(dash + 1);
-  if (!IsHex64(component)) return std::nullopt;
+  if (!IsLowerHex(component, 64)) return std::nullopt;
   return std::string(component);
 }
 
