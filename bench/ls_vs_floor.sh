@@ -15,7 +15,8 @@
 # the floor's, growing linearly with the cards). GPUPIN_BENCH_BIN=DIR takes
 # the binaries from DIR instead of build/release/bin; DIR:DIR... measures
 # the gpupin of each (two builds side by side, all runs interleaved) against
-# the first one's floor. Exits 1 if any command fails once.
+# the first one's floor. First, the start alone: `gpupin --version` against
+# /bin/true. Exits 1 if any command fails once.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200}
@@ -47,6 +48,27 @@ nvml_calls() {
   wc -l <"$tmp/trace"
 }
 
+ms() { awk -v us="$1" 'BEGIN {printf "%8.3f", us / 1000}'; }
+
+# The start alone, which every command pays: `gpupin --version` (no command
+# built, no NVML) against /bin/true, interleaved the same way.
+true_times=()
+declare -A version_times=()
+for ((i = 0; i < runs; i++)); do
+  true_times+=("$(time_us /bin/true)")
+  for dir in "${bins[@]}"; do
+    version_times[$dir]+="$(time_us "$dir/gpupin" --version) "
+  done
+done
+printf 'start, %d runs each\n' "$runs"
+printf '  /bin/true         median %s ms\n' "$(ms "$(median_us "${true_times[@]}")")"
+for dir in "${bins[@]}"; do
+  label=gpupin
+  ((${#bins[@]} == 1)) || label="gpupin $dir"
+  # shellcheck disable=SC2086 # the times are words
+  printf '  %s --version  median %s ms\n' "$label" "$(ms "$(median_us ${version_times[$dir]})")"
+done
+
 for scenario in "${scenarios[@]}"; do
   export GPUPIN_SIM_SCENARIO=$scenario
   floor_cmd=("$bin/nvml_floor" "$bin/libgpupin-sim-nvml.so")
@@ -72,14 +94,14 @@ for scenario in "${scenarios[@]}"; do
   done
   floor=$(median_us "${floor_times[@]}")
   printf '%s (%s cards), %d runs each\n' "${scenario##*/}" "$(jq '.gpus | length' "$scenario")" "$runs"
-  printf '  floor   median %8.3f ms  %4d NVML calls\n' "$(awk -v us="$floor" 'BEGIN {print us / 1000}')" "$floor_calls"
+  printf '  floor   median %s ms  %4d NVML calls\n' "$(ms "$floor")" "$floor_calls"
   for dir in "${bins[@]}"; do
     # shellcheck disable=SC2086 # the times are words
     gpupin=$(median_us ${gpupin_times[$dir]})
     gpupin_calls=$(nvml_calls "$dir/gpupin" "${gpupin_args[@]}")
     label=gpupin
     ((${#bins[@]} == 1)) || label="gpupin $dir"
-    printf '  %s  median %8.3f ms  %4d NVML calls\n' "$label" "$(awk -v us="$gpupin" 'BEGIN {print us / 1000}')" "$gpupin_calls"
+    printf '  %s  median %s ms  %4d NVML calls\n' "$label" "$(ms "$gpupin")" "$gpupin_calls"
     printf '  ratio   time %.2f (target <= 1.2), calls %.2f (target <= 1.15)\n' \
       "$(awk -v a="$gpupin" -v b="$floor" 'BEGIN {print a / b}')" \
       "$(awk -v a="$gpupin_calls" -v b="$floor_calls" 'BEGIN {print a / b}')"

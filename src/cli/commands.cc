@@ -70,6 +70,20 @@ std::optional<std::string> FirstCommandWord(int argc, char** argv) {
   return std::nullopt;
 }
 
+// `gpupin --version` with no command and no help asked: nothing needs the
+// commands' options, and building them all cost more than the rest of
+// the start.
+bool AsksOnlyForVersion(int argc, char** argv) {
+  bool version = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "-h" || arg == "--help") return false;
+    version = version || arg == "--version";
+  }
+  return version;
+}
+
 // Whether a command, or any command under it (as `gres` under `slurm`),
 // takes words that are not options.
 bool TakesArguments(const CLI::App& command) {
@@ -261,10 +275,10 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
 
   // Only the command that runs is built: building every command's options
   // cost each start about a millisecond (bench/ls_vs_floor.sh). gpupin's
-  // own help (no command named) lists them all.
+  // own help (no command named) lists them all; --version alone needs none.
   if (named && !named->reads_every_command) {
     build(*named);
-  } else {
+  } else if (named || !AsksOnlyForVersion(argc, argv)) {
     build_rest();
   }
   // CLI11 lists the commands itself, under "Subcommands:".
