@@ -116,8 +116,11 @@ Result<int> Map(World& world, const MapOptions& options) {
   if (!examined.ok()) return examined.error();
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  Result<Inventory> inventory =
-      (*gpus)->Snapshot(gpu_facts::kMemory | gpu_facts::kProcesses | gpu_facts::kCudaOrderIfMixed);
+  // The processes and their memory only for --pid: the mapping itself needs
+  // the cards, their MIG instances and, on mixed models, CUDA's order.
+  const GpuFacts facts = gpu_facts::kMig | gpu_facts::kCudaOrderIfMixed |
+                         (options.pid ? gpu_facts::kMemory | gpu_facts::kProcesses : 0);
+  Result<Inventory> inventory = (*gpus)->Snapshot(facts);
   if (!inventory.ok()) return inventory.error();
 
   MapView view;

@@ -1,7 +1,8 @@
 # Each command asks NVML only for what it uses, counted through the
 # simulated library's call trace (GPUPIN_SIM_NVML_TRACE): ls never asks for
 # topology, affinity or board facts, pick -n 1 never for pairwise topology,
-# slurm gres for affinity and minor numbers; compute capability and cores
+# slurm gres for affinity and minor numbers, map for processes only with
+# --pid; compute capability and cores
 # only where CUDA's default order needs them; ls --watch reads the facts that
 # cannot change once per process.
 source "$(dirname "$0")/lib.sh"
@@ -64,6 +65,15 @@ expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 8 "slurm gres: every card's affini
 expect_eq "$(calls nvmlDeviceGetMinorNumber)" 8 "slurm gres: every card's minor number"
 expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "slurm gres: no topology"
 expect_eq "$(calls nvmlDeviceGetUtilizationRates)" 0 "slurm gres: no utilization"
+
+# map shows where each cuda:N lands, not what runs there: process lists and
+# memory only for --pid, whose uses it shows.
+traced "$GPUPIN" --simulate "$LAB" map
+expect_eq "$(calls nvmlDeviceGetComputeRunningProcesses_v3)" 0 "map: no process lists"
+expect_eq "$(calls nvmlDeviceGetMemoryInfo_v2)" 0 "map: no memory"
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 8 "map: mixed models' capability"
+traced "$GPUPIN" --simulate "$LAB" map --pid $$
+(($(calls nvmlDeviceGetComputeRunningProcesses_v3) >= 8)) || fail "map --pid reads every card's processes"
 
 # ls --watch: what cannot change is read once, what changes on every frame.
 rm -f "$TRACE"
