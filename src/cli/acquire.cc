@@ -30,10 +30,13 @@ using Clock = std::chrono::steady_clock;
 
 // The facts the choice reads: how close the cards are only for a set of
 // several near ones; compute capability and cores only where CUDA's default
-// order may need them (a CUDA_VISIBLE_DEVICES by ordinal on mixed models).
-GpuFacts FactsToChoose(const Request& request) {
-  GpuFacts facts = gpu_facts::kChoice | gpu_facts::kCudaOrderIfMixed;
+// order may need them (the caller's own CUDA_VISIBLE_DEVICES, read in
+// FASTEST_FIRST order, on mixed models).
+GpuFacts FactsToChoose(const Request& request, const VisibilityEnv& visibility) {
+  GpuFacts facts = gpu_facts::kChoice;
   if (request.near && request.count > 1) facts |= gpu_facts::kCloseness;
+  if (visibility.cuda_visible_devices && visibility.cuda_device_order != "PCI_BUS_ID")
+    facts |= gpu_facts::kCudaOrderIfMixed;
   return facts;
 }
 
@@ -328,7 +331,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       Result<GpuSource*> gpus = world.Gpus();
       if (!gpus.ok()) return give_up(gpus.error());
       Clock::time_point taken = Clock::now();
-      Result<Inventory> snapshot = (*gpus)->Snapshot(FactsToChoose(request.request));
+      Result<Inventory> snapshot = (*gpus)->Snapshot(FactsToChoose(request.request, visibility));
       if (!snapshot.ok()) return give_up(snapshot.error());
       GpuProcessFacts processes = DescribeGpuProcesses(*snapshot, procfs);
       look = Look{std::move(*snapshot), std::move(processes), taken};

@@ -43,7 +43,12 @@ Status GatherNvml(World& world, DoctorFacts& facts) {
     facts.nvml_error = gpus.error().message;
     return Ok{};
   }
-  Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kAll);
+  // What the checks read: busy cards, persistence mode, processes (left
+  // over, or out of this PID namespace's sight) and, on mixed models, CUDA's
+  // order; not how the cards are connected.
+  Result<Inventory> inventory =
+      (*gpus)->Snapshot(gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kModes |
+                        gpu_facts::kProcesses | gpu_facts::kCudaOrderIfMixed);
   if (!inventory.ok()) {
     facts.nvml_error = inventory.error().message;
     return Ok{};

@@ -70,9 +70,11 @@ Result<int> Ps(World& world, const PsOptions& options) {
   if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  // --kill reports each card's used memory before and after.
-  Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses | gpu_facts::kBoard |
-                                                  (options.kill ? gpu_facts::kMemory : 0));
+  // --kill reports each card's used memory before and after; --devfiles
+  // tells the cards' device files apart by their minor numbers.
+  Result<Inventory> inventory =
+      (*gpus)->Snapshot(gpu_facts::kProcesses | (options.devfiles ? gpu_facts::kBoard : 0) |
+                        (options.kill ? gpu_facts::kMemory : 0));
   if (!inventory.ok()) return inventory.error();
   LivenessFacts liveness = MakeLivenessFacts(*inventory, world.procfs());
   std::optional<std::vector<Lease>> leases;

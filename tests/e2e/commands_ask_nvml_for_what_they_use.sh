@@ -2,9 +2,9 @@
 # simulated library's call trace (GPUPIN_SIM_NVML_TRACE): ls never asks for
 # topology, affinity or board facts, pick -n 1 never for pairwise topology,
 # slurm gres for affinity and minor numbers, map for processes only with
-# --pid; compute capability and cores
-# only where CUDA's default order needs them; ls --watch reads the facts that
-# cannot change once per process.
+# --pid, ps for minor numbers only with --devfiles, doctor never for
+# topology; compute capability and cores only where CUDA's default order
+# needs them; ls --watch reads the facts that cannot change once per process.
 source "$(dirname "$0")/lib.sh"
 LAB="$EXAMPLES/lab-8gpu.json"
 ONE_MODEL="$EXAMPLES/server-4gpu.json"
@@ -54,6 +54,8 @@ traced "$GPUPIN" --simulate "$LAB" pick -n 1
 expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "pick -n 1: no topology"
 expect_eq "$(calls nvmlDeviceGetNvLinkState)" 0 "pick -n 1: no NVLink"
 expect_eq "$(calls nvmlDeviceGetTemperature)" 0 "pick -n 1: no temperature"
+# CUDA's default order only to read the caller's own CUDA_VISIBLE_DEVICES.
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "pick -n 1: no capability"
 # The count above is of a path that reads topology when it needs it.
 traced "$GPUPIN" --simulate "$LAB" pick -n 2
 (($(calls nvmlDeviceGetTopologyCommonAncestor) > 0)) || fail "pick -n 2 reads the topology"
@@ -75,6 +77,19 @@ expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 8 "map: mixed models' ca
 traced "$GPUPIN" --simulate "$LAB" map --pid $$
 (($(calls nvmlDeviceGetComputeRunningProcesses_v3) >= 8)) || fail "map --pid reads every card's processes"
 
+# ps needs the cards' minor numbers only to name the holders of their device
+# files; doctor checks cards and processes, not how the cards are connected.
+traced "$GPUPIN" --simulate "$LAB" ps
+expect_eq "$(calls nvmlDeviceGetMinorNumber)" 0 "ps: no minor numbers"
+expect_eq "$(calls nvmlDeviceGetBoardId)" 0 "ps: no board ids"
+traced "$GPUPIN" --simulate "$LAB" ps --devfiles
+expect_eq "$(calls nvmlDeviceGetMinorNumber)" 8 "ps --devfiles: every card's minor number"
+traced "$GPUPIN" --simulate "$LAB" doctor
+expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "doctor: no topology"
+expect_eq "$(calls nvmlDeviceGetNvLinkState)" 0 "doctor: no NVLink"
+expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 0 "doctor: no CPU affinity"
+expect_eq "$(calls nvmlDeviceGetPersistenceMode)" 8 "doctor: every card's persistence mode"
+
 # ls --watch: what cannot change is read once, what changes on every frame.
 rm -f "$TRACE"
 GPUPIN_SIM_NVML_TRACE="$TRACE" "$GPUPIN" --simulate "$LAB" --json ls --watch 0.1 >"$TEST_TMP/frames" &
@@ -87,4 +102,14 @@ expect_eq "$(calls nvmlDeviceGetUUID)" 8 "ls --watch: UUIDs read once"
 expect_eq "$(calls nvmlDeviceGetName)" 8 "ls --watch: names read once"
 (($(calls nvmlDeviceGetUtilizationRates) >= 8 * frames - 8)) ||
   fail "ls --watch: utilization read on every frame ($frames frames)"
+# pick reads CUDA's default order only for the caller's own
+# CUDA_VISIBLE_DEVICES (in a state directory of their own: the picks above
+# hold their cards).
+export GPUPIN_STATE_DIR="$TEST_TMP/state-of-visible-devices"
+install -d -m 1777 "$GPUPIN_STATE_DIR"
+CUDA_VISIBLE_DEVICES=0,1 traced "$GPUPIN" --simulate "$LAB" pick -n 1 --ttl 1
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 8 \
+  "pick under CUDA_VISIBLE_DEVICES=0,1 on mixed models: every card's capability"
+CUDA_VISIBLE_DEVICES=0,1 CUDA_DEVICE_ORDER=PCI_BUS_ID traced "$GPUPIN" --simulate "$LAB" pick -n 1 --ttl 1
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "pick in PCI_BUS_ID order: no capability"
 echo PASS
