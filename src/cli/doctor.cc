@@ -47,7 +47,7 @@ Status GatherNvml(World& world, DoctorFacts& facts) {
   // over, or out of this PID namespace's sight) and, on mixed models, CUDA's
   // order; not how the cards are connected.
   Result<Inventory> inventory =
-      (*gpus)->Snapshot(gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kModes |
+      (*gpus)->Snapshot(gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kPersistenceMode |
                         gpu_facts::kProcesses | gpu_facts::kCudaOrderIfMixed);
   if (!inventory.ok()) {
     facts.nvml_error = inventory.error().message;

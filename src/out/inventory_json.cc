@@ -76,12 +76,12 @@ nlohmann::ordered_json GpuToJson(const Gpu& gpu, GpuFacts facts) {
     json["power"] = {{"draw_mw", OrNull(gpu.power_draw_mw)},
                      {"limit_mw", OrNull(gpu.power_limit_mw)}};
   }
-  if (facts & f::kModes) {
+  if (facts & f::kComputeMode) {
     json["compute_mode"] = gpu.compute_mode
                                ? nlohmann::ordered_json(ComputeModeName(*gpu.compute_mode))
                                : nlohmann::ordered_json(nullptr);
-    json["persistence_mode"] = OrNull(gpu.persistence_mode);
   }
+  if (facts & f::kPersistenceMode) json["persistence_mode"] = OrNull(gpu.persistence_mode);
   if (facts & f::kCudaOrder) {
     nlohmann::ordered_json capability = nullptr;
     if (gpu.compute_capability) {

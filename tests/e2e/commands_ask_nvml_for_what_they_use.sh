@@ -54,6 +54,8 @@ traced "$GPUPIN" --simulate "$LAB" pick -n 1
 expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "pick -n 1: no topology"
 expect_eq "$(calls nvmlDeviceGetNvLinkState)" 0 "pick -n 1: no NVLink"
 expect_eq "$(calls nvmlDeviceGetTemperature)" 0 "pick -n 1: no temperature"
+expect_eq "$(calls nvmlDeviceGetComputeMode)" 8 "pick -n 1: every card's compute mode"
+expect_eq "$(calls nvmlDeviceGetPersistenceMode)" 0 "pick -n 1: no persistence mode"
 # CUDA's default order only to read the caller's own CUDA_VISIBLE_DEVICES.
 expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "pick -n 1: no capability"
 # The count above is of a path that reads topology when it needs it.

@@ -370,9 +370,11 @@ class NvmlSource final : public GpuSource {
       gpu.power_draw_mw = q.Uint(fn_.power_usage, "reading power draw");
       gpu.power_limit_mw = q.Uint(fn_.power_limit, "reading the power limit");
     }
-    if (wanted & f::kModes) {
+    if (wanted & f::kComputeMode) {
       if (auto mode = q.Int(fn_.compute_mode, "reading the compute mode"))
         gpu.compute_mode = ToComputeMode(*mode);
+    }
+    if (wanted & f::kPersistenceMode) {
       if (auto mode = q.Int(fn_.persistence_mode, "reading the persistence mode")) {
         gpu.persistence_mode = *mode == static_cast<int>(kNvmlFeatureEnabled);
       }
