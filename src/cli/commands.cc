@@ -55,14 +55,18 @@ int PrintError(const Error& error) {
 
 // Global options may stand before or after the command; the first word that
 // is neither an option nor an option's value is the command.
+// The global options whose value is the next word (`--state-dir DIR`).
+bool TakesValue(std::string_view option) {
+  return option == "--simulate" || option == "--nvml" || option == "--state-dir" ||
+         option == "--config";
+}
+
 std::optional<std::string> FirstCommandWord(int argc, char** argv) {
-  static const std::vector<std::string> kTakesValue = {"--simulate", "--nvml", "--state-dir",
-                                                       "--config"};
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") return std::nullopt;
     if (!arg.empty() && arg[0] == '-') {
-      if (std::find(kTakesValue.begin(), kTakesValue.end(), arg) != kTakesValue.end()) ++i;
+      if (TakesValue(arg)) ++i;
       continue;
     }
     return std::string(arg);
@@ -79,6 +83,10 @@ bool AsksOnlyForVersion(int argc, char** argv) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
     if (arg == "-h" || arg == "--help") return false;
+    if (TakesValue(arg)) {
+      ++i;
+      continue;
+    }
     version = version || arg == "--version";
   }
   return version;
