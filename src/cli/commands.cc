@@ -53,43 +53,37 @@ int PrintError(const Error& error) {
   return static_cast<int>(error.code);
 }
 
-// Global options may stand before or after the command; the first word that
-// is neither an option nor an option's value is the command.
 // The global options whose value is the next word (`--state-dir DIR`).
 bool TakesValue(std::string_view option) {
   return option == "--simulate" || option == "--nvml" || option == "--state-dir" ||
          option == "--config";
 }
 
-std::optional<std::string> FirstCommandWord(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") return std::nullopt;
-    if (!arg.empty() && arg[0] == '-') {
-      if (TakesValue(arg)) ++i;
-      continue;
-    }
-    return std::string(arg);
-  }
-  return std::nullopt;
-}
-
-// `gpupin --version` with no command and no help asked: nothing needs the
-// commands' options, and building them all cost more than the rest of
-// the start.
-bool AsksOnlyForVersion(int argc, char** argv) {
+// The words before the command. Global options may stand before or after
+// the command; the first word that is neither an option nor an option's
+// value is the command.
+struct LeadingWords {
+  std::optional<std::string> command;
+  // Among the options before it (or before "--"): `gpupin --version` with
+  // no command and no help needs no command's options.
   bool version = false;
+  bool help = false;
+};
+
+LeadingWords ReadLeadingWords(int argc, char** argv) {
+  LeadingWords words;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
-    if (arg == "-h" || arg == "--help") return false;
-    if (TakesValue(arg)) {
-      ++i;
-      continue;
+    if (arg.empty() || arg[0] != '-') {
+      words.command = std::string(arg);
+      break;
     }
-    version = version || arg == "--version";
+    if (TakesValue(arg)) ++i;
+    words.version = words.version || arg == "--version";
+    words.help = words.help || arg == "-h" || arg == "--help";
   }
-  return version;
+  return words;
 }
 
 // Whether a command, or any command under it (as `gres` under `slurm`),
@@ -211,7 +205,8 @@ std::string SuggestCommand(std::string_view typed, const std::vector<std::string
 int Dispatch(int argc, char** argv, const std::string& admin_config) {
   const std::vector<CommandSpec>& commands = AllCommands();
   const CommandSpec* named = nullptr;
-  const std::optional<std::string> command_word = FirstCommandWord(argc, argv);
+  const LeadingWords leading = ReadLeadingWords(argc, argv);
+  const std::optional<std::string>& command_word = leading.command;
   if (const std::optional<std::string>& word = command_word) {
     auto spec = std::find_if(commands.begin(), commands.end(),
                              [&](const CommandSpec& c) { return c.name == *word; });
@@ -286,7 +281,7 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   // own help (no command named) lists them all; --version alone needs none.
   if (named && !named->reads_every_command) {
     build(*named);
-  } else if (named || !AsksOnlyForVersion(argc, argv)) {
+  } else if (named || !leading.version || leading.help) {
     build_rest();
   }
   // CLI11 lists the commands itself, under "Subcommands:".
