@@ -35,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 GpuFacts FactsToChoose(const Request& request, const VisibilityEnv& visibility) {
   GpuFacts facts = gpu_facts::kChoice;
   if (request.near && request.count > 1) facts |= gpu_facts::kCloseness;
-  if (visibility.cuda_visible_devices && visibility.cuda_device_order != "PCI_BUS_ID")
+  if (visibility.cuda_visible_devices && !FollowsPciBusOrder(visibility))
     facts |= gpu_facts::kCudaOrderIfMixed;
   return facts;
 }

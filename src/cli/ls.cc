@@ -33,7 +33,7 @@ GpuFacts FactsToList(const LsOptions& options, const VisibilityEnv& env) {
   if (options.all) return gpu_facts::kAll;
   GpuFacts facts =
       gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kSensors | gpu_facts::kProcesses;
-  if (env.cuda_device_order != "PCI_BUS_ID") facts |= gpu_facts::kCudaOrderIfMixed;
+  if (!FollowsPciBusOrder(env)) facts |= gpu_facts::kCudaOrderIfMixed;
   return facts;
 }
 

@@ -457,7 +457,7 @@ void AddContextNotes(const VisibilityEnv& env, bool integer_mode, Resolution* re
 }
 
 DeviceOrder ReadOrder(const VisibilityEnv& env, std::vector<std::string>* notes) {
-  if (env.cuda_device_order == "PCI_BUS_ID") return DeviceOrder::kPciBusId;
+  if (FollowsPciBusOrder(env)) return DeviceOrder::kPciBusId;
   if (env.cuda_device_order && *env.cuda_device_order != "FASTEST_FIRST") {
     notes->push_back("CUDA_DEVICE_ORDER=" + Quoted(*env.cuda_device_order) +
                      " is not PCI_BUS_ID, so CUDA uses its default, FASTEST_FIRST");
@@ -601,6 +601,8 @@ VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& env
     return it->second;
   });
 }
+
+bool FollowsPciBusOrder(const VisibilityEnv& env) { return env.cuda_device_order == "PCI_BUS_ID"; }
 
 const char* CudaOrderSource(const Resolution& resolution) {
   if (resolution.order_is_guess) return "guess";

@@ -106,6 +106,11 @@ VisibilityEnv VisibilityEnvFrom(
 // of NAME to value); a name not in the map is unset.
 VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& environment);
 
+// Whether CUDA numbers the cards in PCI bus order because the environment
+// says so (CUDA_DEVICE_ORDER=PCI_BUS_ID), whatever the models; otherwise its
+// FASTEST_FIRST default applies.
+bool FollowsPciBusOrder(const VisibilityEnv& env);
+
 // Where the resolution's cuda:N come from, as --json says it: "guess"
 // (order_is_guess), "driver" (order_from_driver), else "pci_bus_id": PCI
 // order, which CUDA_DEVICE_ORDER=PCI_BUS_ID and a single model give, or

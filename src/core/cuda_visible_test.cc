@@ -457,5 +457,16 @@ TEST(CudaVisibleTest, EveryReasonHasAName) {
   EXPECT_STREQ(DropReasonName(DropReason::kListVoided), "voided by a duplicate");
 }
 
+TEST(FollowsPciBusOrder, OnlyWhenCudaDeviceOrderSaysSo) {
+  VisibilityEnv env;
+  EXPECT_FALSE(FollowsPciBusOrder(env)) << "unset: FASTEST_FIRST";
+  env.cuda_device_order = "PCI_BUS_ID";
+  EXPECT_TRUE(FollowsPciBusOrder(env));
+  env.cuda_device_order = "FASTEST_FIRST";
+  EXPECT_FALSE(FollowsPciBusOrder(env));
+  env.cuda_device_order = "pci_bus_id";
+  EXPECT_FALSE(FollowsPciBusOrder(env)) << "CUDA compares the value exactly";
+}
+
 }  // namespace
 }  // namespace gpupin
