@@ -49,6 +49,8 @@ nvml_calls() {
 }
 
 ms() { awk -v us="$1" 'BEGIN {printf "%8.3f", us / 1000}'; }
+# How a line names the gpupin of DIR: by its folder when several are measured.
+label_of() { if ((${#bins[@]} == 1)); then echo gpupin; else echo "gpupin $1"; fi; }
 
 # The start alone, which every command pays: `gpupin --version` (no command
 # built, no NVML) against /bin/true, interleaved the same way.
@@ -63,10 +65,8 @@ done
 printf 'start, %d runs each\n' "$runs"
 printf '  /bin/true         median %s ms\n' "$(ms "$(median_us "${true_times[@]}")")"
 for dir in "${bins[@]}"; do
-  label=gpupin
-  ((${#bins[@]} == 1)) || label="gpupin $dir"
   # shellcheck disable=SC2086 # the times are words
-  printf '  %s --version  median %s ms\n' "$label" "$(ms "$(median_us ${version_times[$dir]})")"
+  printf '  %s --version  median %s ms\n' "$(label_of "$dir")" "$(ms "$(median_us ${version_times[$dir]})")"
 done
 
 for scenario in "${scenarios[@]}"; do
@@ -99,9 +99,7 @@ for scenario in "${scenarios[@]}"; do
     # shellcheck disable=SC2086 # the times are words
     gpupin=$(median_us ${gpupin_times[$dir]})
     gpupin_calls=$(nvml_calls "$dir/gpupin" "${gpupin_args[@]}")
-    label=gpupin
-    ((${#bins[@]} == 1)) || label="gpupin $dir"
-    printf '  %s  median %s ms  %4d NVML calls\n' "$label" "$(ms "$gpupin")" "$gpupin_calls"
+    printf '  %s  median %s ms  %4d NVML calls\n' "$(label_of "$dir")" "$(ms "$gpupin")" "$gpupin_calls"
     printf '  ratio   time %.2f (target <= 1.2), calls %.2f (target <= 1.15)\n' \
       "$(awk -v a="$gpupin" -v b="$floor" 'BEGIN {print a / b}')" \
       "$(awk -v a="$gpupin_calls" -v b="$floor_calls" 'BEGIN {print a / b}')"
