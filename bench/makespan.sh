@@ -10,28 +10,35 @@
 #   bench/makespan.sh 32 1 5 4 submit    # a burst: 32 jobs on 4 cards
 #
 # Side by side, PAIRS times in turn, the same workloads without gpupin:
-# 8 shell loops released at the same instant, one per card, each starting
-# its JOBS/8 workloads one after another on its fixed card (no queue, no
-# lease, nothing to choose: what starting the processes costs on this
-# machine, with a shell's fork at each hand-off). gpupin/loops is what the
-# queue costs beyond that.
+#   loops  CARDS shell loops released at the same instant, one per card,
+#          each starting its JOBS/CARDS workloads one after another on its
+#          fixed card (no queue, no lease, nothing to choose: what starting
+#          the processes costs on this machine, with a shell's fork at each
+#          hand-off). gpupin/loops is what the queue costs beyond that.
+#   flock  JOBS `flock card-lock workload` released at once, job i fixed on
+#          card i mod CARDS: the least a queue with one waiting process per
+#          job can cost (util-linux's flock, a small C program; nothing
+#          looked at, nothing chosen, nothing written). flock/loops is what
+#          submitting the jobs as JOBS processes at once costs by itself.
 #
 # A job is its process: from its main to its end line (the workload's own
 # log), and its SECONDS count from its main, so its own start-up (reading
 # the scenario, as cuInit would) is part of the job. What lies between
 # two jobs on a card (the queue, the fork, the exec, the dynamic loader) is
-# counted against gpupin or the loops. Makespan: the first job's main
+# counted against gpupin, flock or the loops. Makespan: the first job's main
 # (FROM=main) or the instant the batch is released (FROM=submit: what the
 # submitter sees, the burst of newcomers included) to the last job's end
 # line; both are printed, FROM picks the one the ratios use. First start:
-# release to the first job's main, and to the last card's first main. First round spread: from the first card's first
-# main to the last card's. Hand-off: on each card, a job's end line to the
-# next job's main. Longest job: its main to its end line (SECONDS and a
-# little, unless the machine stalled it). Machine CPU: all CPU time the machine spent busy
-# (/proc/stat, everything but idle and iowait) from the forking of the
-# batch's subshells to the last exit, the jobs and whatever else runs
-# included: what the queue costs the other users of the machine, beside
-# the same for the loops.
+# release to the first job's main, and to the last card's first main.
+# First round spread: from the first card's first main to the last card's.
+# Hand-off: on each card, a job's end line to the next job's main. Longest
+# job: its main to its end line (SECONDS and a little, unless the machine
+# stalled it). Machine CPU: all CPU time the machine spent busy (/proc/stat,
+# everything but idle and iowait) from the release to the last exit, the
+# jobs and whatever else runs included: what the queue costs the other
+# users of the machine. Also printed: the same from the forking of the
+# processes that wait at the start line (JOBS of them for gpupin and flock,
+# CARDS for the loops), which adds the benchmark's own start line.
 set -euo pipefail
 job_start=main_ms # the start line's field that says when a job began
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +61,16 @@ gpupin_job() {
     "$WORKLOAD" --seconds "$seconds" --log "$log" 2>/dev/null
 }
 
+# The least a queue of one waiting process per job can cost: each job
+# its own `flock` (util-linux, a small C program) on a lock file per card,
+# its card fixed in advance (job i on card i mod CARDS): nothing looked at,
+# nothing chosen, no record written.
+flock_job() {
+  local card=$((($1 - 1) % cards))
+  CUDA_VISIBLE_DEVICES=$card exec flock "$TEST_TMP/card$card.lock" \
+    "$WORKLOAD" --seconds "$seconds" --log "$log"
+}
+
 card_loop() {
   local card=$(($1 - 1)) k
   for ((k = 0; k < jobs / cards; k++)); do
@@ -65,15 +82,22 @@ card_loop() {
 ticks_per_s=$(getconf CLK_TCK)
 busy_ms() { awk -v hz="$ticks_per_s" '$1 == "cpu" { print ($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz }' /proc/stat; }
 
+busy_at_release() { busy_released=$(busy_ms); }
+cpu_s_since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1000 }'; }
+
 # measure WHAT BODY COUNT: runs COUNT copies of BODY released at once; prints
-# one line for WHAT and sets RATIO and CPU_S.
+# one line for WHAT and sets RATIO, CPU_S (machine CPU from the release) and
+# CPU_ALL_S (from the forking of the COUNT processes that wait at the start
+# line).
 measure() {
-  local what=$1 body=$2 count=$3 busy_before
+  local what=$1 body=$2 count=$3 busy_before busy_after
   log="$TEST_TMP/$what.$pair.log"
   busy_before=$(busy_ms)
-  start_at_once "$count" "$body"
+  start_at_once "$count" "$body" busy_at_release
   wait_all_ok "${STARTED[@]}"
-  CPU_S=$(awk -v a="$busy_before" -v b="$(busy_ms)" 'BEGIN { printf "%.2f", (b - a) / 1000 }')
+  busy_after=$(busy_ms)
+  CPU_S=$(cpu_s_since "$busy_released" "$busy_after")
+  CPU_ALL_S=$(cpu_s_since "$busy_before" "$busy_after")
   expect_no_overlap "$log"
   [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
   local makespan from_main from_submit handoff first_round first_start
@@ -94,19 +118,25 @@ measure() {
   first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
     | map(min_by(.[$start])[$start]) | max - min' "$log")
   RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
-  printf '%-7s makespan %d ms from %s = %s× ideal (from main %d ms, from release %d ms); %s; first round spread %d ms; %s; longest job %d ms; machine CPU %s s\n' \
-    "$what" "$makespan" "$from" "$RATIO" "$from_main" "$from_submit" "$first_start" "$first_round" "$handoff" "$longest" "$CPU_S"
+  printf '%-7s makespan %d ms from %s = %s× ideal (from main %d ms, from release %d ms); %s; first round spread %d ms; %s; longest job %d ms; machine CPU %s s from release (%s s from the forking)\n' \
+    "$what" "$makespan" "$from" "$RATIO" "$from_main" "$from_submit" "$first_start" "$first_round" "$handoff" "$longest" "$CPU_S" "$CPU_ALL_S"
 }
 
-gpupin_ratios=() loop_ratios=() relative=() gpupin_cpu=() loop_cpu=() cpu_relative=()
+gpupin_ratios=() flock_ratios=() loop_ratios=() relative=() flock_relative=()
+gpupin_cpu=() flock_cpu=() loop_cpu=() cpu_relative=() flock_cpu_relative=() cpu_all_relative=()
 for ((pair = 1; pair <= pairs; pair++)); do
   measure gpupin gpupin_job "$jobs"
-  g=$RATIO
-  gpupin_cpu+=("$CPU_S")
+  g=$RATIO g_cpu=$CPU_S g_cpu_all=$CPU_ALL_S
+  measure flock flock_job "$jobs"
+  f=$RATIO f_cpu=$CPU_S
   measure loops card_loop "$cards"
-  gpupin_ratios+=("$g") loop_ratios+=("$RATIO") loop_cpu+=("$CPU_S")
-  relative+=("$(awk -v g="$g" -v f="$RATIO" 'BEGIN { printf "%.3f", g / f }')")
-  cpu_relative+=("$(awk -v g="${gpupin_cpu[-1]}" -v f="$CPU_S" 'BEGIN { printf "%.2f", g / f }')")
+  gpupin_ratios+=("$g") flock_ratios+=("$f") loop_ratios+=("$RATIO")
+  gpupin_cpu+=("$g_cpu") flock_cpu+=("$f_cpu") loop_cpu+=("$CPU_S")
+  relative+=("$(awk -v g="$g" -v l="$RATIO" 'BEGIN { printf "%.3f", g / l }')")
+  flock_relative+=("$(awk -v f="$f" -v l="$RATIO" 'BEGIN { printf "%.3f", f / l }')")
+  cpu_relative+=("$(awk -v g="$g_cpu" -v l="$CPU_S" 'BEGIN { printf "%.2f", g / l }')")
+  flock_cpu_relative+=("$(awk -v f="$f_cpu" -v l="$CPU_S" 'BEGIN { printf "%.2f", f / l }')")
+  cpu_all_relative+=("$(awk -v g="$g_cpu_all" -v l="$CPU_ALL_S" 'BEGIN { printf "%.2f", g / l }')")
 done
 
 # spread UNIT VALUE...: "median UNIT (min-max)"
@@ -115,7 +145,9 @@ spread() {
   shift
   printf '%s\n' "$@" | sort -n | awk -v u="$unit" '{ a[NR] = $1 } END { printf "%s%s  (%s-%s)", a[int((NR + 1) / 2)], u, a[1], a[NR] }'
 }
-echo "over $pairs pairs (median, range):"
+echo "over $pairs pairs (median, range); machine CPU from the release:"
 echo "  gpupin       $(spread × "${gpupin_ratios[@]}") of ideal, machine CPU $(spread ' s' "${gpupin_cpu[@]}")"
+echo "  flock        $(spread × "${flock_ratios[@]}") of ideal, machine CPU $(spread ' s' "${flock_cpu[@]}")"
 echo "  loops        $(spread × "${loop_ratios[@]}") of ideal, machine CPU $(spread ' s' "${loop_cpu[@]}")"
-echo "  gpupin/loops $(spread × "${relative[@]}") makespan, $(spread × "${cpu_relative[@]}") machine CPU"
+echo "  gpupin/loops $(spread × "${relative[@]}") makespan, $(spread × "${cpu_relative[@]}") machine CPU ($(spread × "${cpu_all_relative[@]}") from the forking)"
+echo "  flock/loops  $(spread × "${flock_relative[@]}") makespan, $(spread × "${flock_cpu_relative[@]}") machine CPU"

@@ -83,11 +83,13 @@ barrier_release() {
   printf '%*s' "$1" '' | tr ' ' '\n' >&"$BARRIER_FD"
 }
 
-# start_at_once N FUNCTION: runs `FUNCTION 1` ... `FUNCTION N` (which
-# should exec the job) as N background processes released at one instant.
-# Their pids land in STARTED, the release time in RELEASED_MS.
+# start_at_once N FUNCTION [AT_RELEASE]: runs `FUNCTION 1` ... `FUNCTION N`
+# (which should exec the job) as N background processes released at one
+# instant. Their pids land in STARTED, the release time in RELEASED_MS.
+# AT_RELEASE, a command, runs once all N stand at the start line, just
+# before they are released.
 start_at_once() {
-  local n=$1 body=$2 i
+  local n=$1 body=$2 at_release=${3:-:} i
   STARTED=()
   for i in $(seq "$n"); do
     (
@@ -97,6 +99,7 @@ start_at_once() {
     STARTED+=($!)
   done
   barrier_ready "$n"
+  "$at_release"
   RELEASED_MS=$(now_ms)
   barrier_release "$n"
 }
