@@ -84,6 +84,8 @@ busy_ms() { awk -v hz="$ticks_per_s" '$1 == "cpu" { print ($2 + $3 + $4 + $7 + $
 
 busy_at_release() { busy_released=$(busy_ms); }
 cpu_s_since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1000 }'; }
+# ratio FORMAT A B: A/B, printed with FORMAT.
+ratio() { awk -v f="$1" -v a="$2" -v b="$3" 'BEGIN { printf f, a / b }'; }
 
 # measure WHAT BODY COUNT: runs COUNT copies of BODY released at once; prints
 # one line for WHAT and sets RATIO, CPU_S (machine CPU from the release) and
@@ -117,7 +119,7 @@ measure() {
   longest=$(job_intervals "$log" "$job_start" | awk '$4 - $3 > max { max = $4 - $3 } END { print max }')
   first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
     | map(min_by(.[$start])[$start]) | max - min' "$log")
-  RATIO=$(awk -v m="$makespan" -v i="$ideal_ms" 'BEGIN { printf "%.3f", m / i }')
+  RATIO=$(ratio %.3f "$makespan" "$ideal_ms")
   printf '%-7s makespan %d ms from %s = %s× ideal (from main %d ms, from release %d ms); %s; first round spread %d ms; %s; longest job %d ms; machine CPU %s s from release (%s s from the forking)\n' \
     "$what" "$makespan" "$from" "$RATIO" "$from_main" "$from_submit" "$first_start" "$first_round" "$handoff" "$longest" "$CPU_S" "$CPU_ALL_S"
 }
@@ -132,11 +134,11 @@ for ((pair = 1; pair <= pairs; pair++)); do
   measure loops card_loop "$cards"
   gpupin_ratios+=("$g") flock_ratios+=("$f") loop_ratios+=("$RATIO")
   gpupin_cpu+=("$g_cpu") flock_cpu+=("$f_cpu") loop_cpu+=("$CPU_S")
-  relative+=("$(awk -v g="$g" -v l="$RATIO" 'BEGIN { printf "%.3f", g / l }')")
-  flock_relative+=("$(awk -v f="$f" -v l="$RATIO" 'BEGIN { printf "%.3f", f / l }')")
-  cpu_relative+=("$(awk -v g="$g_cpu" -v l="$CPU_S" 'BEGIN { printf "%.2f", g / l }')")
-  flock_cpu_relative+=("$(awk -v f="$f_cpu" -v l="$CPU_S" 'BEGIN { printf "%.2f", f / l }')")
-  cpu_all_relative+=("$(awk -v g="$g_cpu_all" -v l="$CPU_ALL_S" 'BEGIN { printf "%.2f", g / l }')")
+  relative+=("$(ratio %.3f "$g" "$RATIO")")
+  flock_relative+=("$(ratio %.3f "$f" "$RATIO")")
+  cpu_relative+=("$(ratio %.2f "$g_cpu" "$CPU_S")")
+  flock_cpu_relative+=("$(ratio %.2f "$f_cpu" "$CPU_S")")
+  cpu_all_relative+=("$(ratio %.2f "$g_cpu_all" "$CPU_ALL_S")")
 done
 
 # spread UNIT VALUE...: "median UNIT (min-max)"
