@@ -2,10 +2,12 @@
 // devices a process sees, answered from the scenario and this process's own
 // CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER, as the real driver reads them at
 // cuInit. The device list is fixed at cuInit, like the real driver's.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -98,11 +100,30 @@ std::vector<Device> Enumerate(const Scenario& s, const Resolution& resolution) {
   return devices;
 }
 
+// GPUPIN_SIM_CUDA_TRACE names a file to which cuInit appends, in one
+// write, the CUDA_* variables of the process (NAME=VALUE, one a line) and
+// then a line "cuInit": tests see what gpupin hands the driver, such as
+// which variables of an examined process a probe passes on.
+void TraceInit() {
+  const char* path = std::getenv("GPUPIN_SIM_CUDA_TRACE");
+  if (!path || !*path) return;
+  std::string text;
+  for (const auto& [name, value] : ProcessEnvironment()) {
+    if (name.starts_with("CUDA_")) text.append(name).append("=").append(value).append("\n");
+  }
+  text += "cuInit\n";
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t written = write(fd, text.data(), text.size());
+  close(fd);
+}
+
 CUresult Init(unsigned flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   State& st = TheState();
   std::lock_guard lock(st.mu);
   if (st.initialised) return CUDA_SUCCESS;
+  TraceInit();
   auto scenario = LoadFromEnv();
   if (!scenario) {
     std::fprintf(stderr, "gpupin-sim: %s\n", scenario.error().message.c_str());

@@ -156,12 +156,23 @@ std::optional<std::string> RepeatedOption(const CLI::App& app, const CLI::App* c
   for (const CLI::App* owner : {&app, command}) {
     if (owner == nullptr) continue;
     for (const CLI::Option* option : owner->get_options()) {
-      const int most = option->get_items_expected_max();
-      if (most > 0 && option->count() > static_cast<size_t>(most) && !option->get_lnames().empty())
+      // A switch (--json) takes no value and is given once, as an option
+      // with a value is: a second one is a slip, not a request for more.
+      const size_t most = static_cast<size_t>(std::max(option->get_items_expected_max(), 1));
+      if (option->count() > most && !option->get_lnames().empty())
         return "--" + option->get_lnames().front();
     }
   }
   return std::nullopt;
+}
+
+std::optional<Error> RepeatedOptionError(const CLI::App& app) {
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  std::optional<std::string> repeated =
+      RepeatedOption(app, chosen.empty() ? nullptr : chosen.front());
+  if (!repeated) return std::nullopt;
+  return MakeError(ExitCode::kUsage,
+                   fmt::format("{} given more than once; give it once", *repeated));
 }
 
 }  // namespace
@@ -394,17 +405,14 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     return PrintError(
         MakeError(ExitCode::kUsage, fmt::format("unexpected {}; see gpupin --help", extras)));
   } catch (const CLI::ArgumentMismatch& e) {
-    const std::vector<CLI::App*> chosen = app.get_subcommands();
-    if (std::optional<std::string> repeated =
-            RepeatedOption(app, chosen.empty() ? nullptr : chosen.front())) {
-      return PrintError(MakeError(ExitCode::kUsage,
-                                  fmt::format("{} given more than once; give it once", *repeated)));
-    }
+    if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   } catch (const CLI::ParseError& e) {
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   }
   std::vector<CLI::App*> chosen = app.get_subcommands();
+  // CLI11 refuses a value given twice (ArgumentMismatch above), not a switch.
+  if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
   if (chosen.empty()) {
     std::fputs(app.help().c_str(), stdout);
     return static_cast<int>(ExitCode::kUsage);

@@ -17,8 +17,11 @@ std::map<std::string, std::string> ProbeEnvironment(
   for (auto& [name, value] : ProcessEnvironment()) {
     if (!name.starts_with("CUDA_")) environment[name] = value;
   }
-  for (const auto& [name, value] : examined) {
-    if (name.starts_with("CUDA_")) environment[name] = value;
+  // Only the variables by which the driver numbers the devices: others may
+  // name code for it to load (CUDA_INJECTION64_PATH), and under --pid the
+  // examined environment can be another user's while gpupin runs as root.
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) {
+    if (auto it = examined.find(name); it != examined.end()) environment[name] = it->second;
   }
   return environment;
 }

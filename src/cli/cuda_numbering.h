@@ -53,9 +53,10 @@ class CudaNumbering {
 };
 
 // A probe child's environment: gpupin's own (so that the driver library
-// and, under --simulate, the scenario are found), with every CUDA_*
-// variable taken from `examined` instead, since those are what cuInit
-// reads. What `examined` does not name is unset.
+// and, under --simulate, the scenario are found) without its CUDA_*
+// variables, and CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as `examined`
+// has them (unset where it does not name them): what cuInit numbers the
+// devices by, and nothing else of `examined`.
 std::map<std::string, std::string> ProbeEnvironment(
     const std::map<std::string, std::string>& examined);
 

@@ -97,10 +97,19 @@ void GatherLeases(World& world, DoctorFacts& facts) {
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {
     facts.state_dir_problem = store.error().message;
-  } else if (Result<std::vector<Lease>> read = (*store)->ReadLeases(kLockHeldTooLong); read.ok()) {
-    leases = std::move(*read);
   } else {
-    facts.state_dir_problem = read.error().message;
+    Result<bool> read = (*store)->TryTransact(
+        [&](LeaseTransaction& txn) -> Status {
+          leases = txn.ReadLeases();
+          return Ok{};
+        },
+        kLockHeldTooLong);
+    if (!read.ok()) {
+      facts.state_dir_problem = read.error().message;
+    } else if (!*read) {
+      facts.state_lock_holder = (*store)->LockHolder();
+      facts.state_lock_held_ms = kLockHeldTooLong.count();
+    }
   }
   for (const char* folder : {"", "/leases", "/queue"}) {
     struct stat info {};

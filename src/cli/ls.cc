@@ -11,6 +11,7 @@
 #include "cli/number_checks.h"
 #include "core/cuda_visible.h"
 #include "core/policy.h"
+#include "core/printable.h"
 #include "core/units.h"
 #include "out/gpu_table.h"
 #include "out/inventory_json.h"
@@ -42,23 +43,30 @@ std::string SourceLabel(const World& world) {
                                   : "";
 }
 
-// Who holds each GPU, by UUID: "alice (pid 4121)", "reserved: bob", or
-// the holders of shared leases; "reserved (admin)" marks a card of the
-// admin's `reserved` list.
-std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& inventory) {
+struct LeaseColumn {
+  // Who holds each GPU, by UUID: "alice (pid 4121)", "reserved: bob", or
+  // the holders of shared leases; "reserved (admin)" marks a card of the
+  // admin's `reserved` list.
   std::map<std::string, std::string> holders;
+  // Why no lease is shown, when the leases could not be read.
+  std::optional<std::string> unread;
+};
+
+LeaseColumn LeaseHolders(World& world, const Inventory& inventory) {
+  LeaseColumn column;
+  std::map<std::string, std::string>& holders = column.holders;
+  std::vector<Lease> live;
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {
-    world.Verbose("leases not shown: " + store.error().message);
-    return holders;
+    column.unread = store.error().message;
+  } else {
+    LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
+    Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
+      live = txn.LiveLeases(facts);
+      return Ok{};
+    });
+    if (!read.ok()) column.unread = read.error().message;
   }
-  LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
-  std::vector<Lease> live;
-  Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-    live = txn.LiveLeases(facts);
-    return Ok{};
-  });
-  if (!read.ok()) world.Verbose("leases not shown: " + read.error().message);
   for (const Lease& lease : live) {
     std::string who = lease.is_reservation()
                           ? "reserved: " + lease.user
@@ -75,7 +83,7 @@ std::map<std::string, std::string> LeaseHolders(World& world, const Inventory& i
     std::string& text = holders[inventory.gpus[position].uuid];
     text.insert(0, text.empty() ? "reserved (admin)" : "reserved (admin), ");
   }
-  return holders;
+  return column;
 }
 
 struct Annotations {
@@ -84,6 +92,8 @@ struct Annotations {
   bool order_is_guess = false;
   // Where cuda:N come from (CudaOrderSource).
   const char* order_source = "";
+  // Why the LEASE column is empty, when the leases could not be read.
+  std::optional<std::string> leases_unread;
 };
 
 Annotations Annotate(World& world, CudaNumbering& numbering, const Inventory& inventory,
@@ -100,7 +110,9 @@ Annotations Annotate(World& world, CudaNumbering& numbering, const Inventory& in
       annotations[device.gpu_index].cuda_ordinal = device.ordinal;
     }
   }
-  std::map<std::string, std::string> holders = LeaseHolders(world, inventory);
+  LeaseColumn leases = LeaseHolders(world, inventory);
+  result.leases_unread = std::move(leases.unread);
+  const std::map<std::string, std::string>& holders = leases.holders;
   for (const Gpu& gpu : inventory.gpus) {
     if (auto it = holders.find(gpu.uuid); it != holders.end())
       annotations[gpu.index].lease = it->second;
@@ -116,7 +128,10 @@ Result<std::string> Frame(World& world, GpuSource& gpus, CudaNumbering& numberin
   if (!inventory.ok()) return inventory.error();
   Annotations annotated = Annotate(world, numbering, *inventory, env);
   std::map<uint32_t, GpuAnnotation>& annotations = annotated.by_gpu;
+  const std::string leases_unread =
+      annotated.leases_unread ? "leases not shown: " + *annotated.leases_unread : "";
   if (world.options().json) {
+    if (annotated.leases_unread) world.Note(leases_unread);
     nlohmann::ordered_json json = InventoryToJson(*inventory, gpus.LastRead());
     json["cuda_order_is_guess"] = annotated.order_is_guess;
     json["cuda_order"] = annotated.order_source;
@@ -135,6 +150,10 @@ Result<std::string> Frame(World& world, GpuSource& gpus, CudaNumbering& numberin
     return JsonText(json, compact_json ? -1 : 2) + "\n";
   }
   std::string table = RenderGpuTable(*inventory, annotations, SourceLabel(world), world.terminal());
+  // Part of the table, so that --watch redraws it in place with the rest.
+  if (annotated.leases_unread)
+    table +=
+        world.terminal().Paint(Printable(leases_unread, std::string::npos), Color::kYellow) + "\n";
   if (annotated.order_is_guess) {
     table += world.terminal().Paint(
                  "cuda:N is a guess: the models differ and CUDA_DEVICE_ORDER is not PCI_BUS_ID, so "

@@ -11,6 +11,7 @@
 #include "cli/number_checks.h"
 #include "core/env_words.h"
 #include "core/gpu_use.h"
+#include "core/printable.h"
 #include "out/json_value.h"
 #include "out/map_output.h"
 #include "sys/cuda_probe.h"
@@ -47,8 +48,8 @@ Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& optio
                        fmt::format("no running process with pid {}", *options.pid));
     Result<std::map<std::string, std::string>> variables = world.procfs().Environ(*options.pid);
     if (!variables.ok()) return variables.error();
-    std::string command = world.procfs().Cmdline(*options.pid).value_or("");
-    if (command.size() > 60) command = command.substr(0, 57) + "...";
+    // Another user's command line, shown on one line of a terminal.
+    std::string command = Printable(world.procfs().Cmdline(*options.pid).value_or(""), 60);
     return Examined{command.empty() ? fmt::format("pid {}", *options.pid)
                                     : fmt::format("pid {} ({})", *options.pid, command),
                     std::move(*variables)};
@@ -183,7 +184,8 @@ CommandSpec MapCommand() {
                 ->excludes(env)
                 ->option_text("PID");
             app.add_flag("--probe", options->probe,
-                         "also ask the CUDA driver, in a child process, and compare");
+                         "also ask the CUDA driver, in a child process given only the examined "
+                         "CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, and compare");
             app.footer(
                 "On mixed GPU models cuda:N follow the CUDA driver's own order, asked once per "
                 "boot, driver and set of GPUs and kept in the state directory (as gpupin ls "

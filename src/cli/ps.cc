@@ -84,7 +84,7 @@ Result<int> Ps(World& world, const PsOptions& options) {
   if (read.ok()) {
     leases = std::move(*read);
   } else {
-    world.Verbose("jobs not shown: " + read.error().message);
+    world.Note("jobs not shown: " + read.error().message);
   }
   std::vector<GpuProcessRow> rows =
       DescribeGpuProcessRows(*inventory, leases, liveness, world.procfs());

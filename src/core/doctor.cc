@@ -391,6 +391,15 @@ Finding CheckStateDir(const DoctorFacts& facts) {
             "have root create /run/gpupin for everyone (gpupin uses it when it exists): the "
             "package's tmpfiles.d entry does, with sudo systemd-tmpfiles --create"};
   }
+  if (facts.state_lock_holder) {
+    return {"state_dir", Verdict::kFail,
+            fmt::format("{}/lock has been held by {} for {} ms (gpupin holds it for "
+                        "milliseconds): every gpupin waits for it",
+                        facts.state_dir, *facts.state_lock_holder, facts.state_lock_held_ms),
+            "the directory is sound, leave it: if the holder is a stopped gpupin, continue it "
+            "(kill -CONT PID); if it should not hold the lock, end it (kill PID, as its owner "
+            "or root); every lease stays"};
+  }
   if (!facts.state_dir_problem) {
     return {"state_dir", Verdict::kOk, fmt::format("{} is safe to share", facts.state_dir), ""};
   }

@@ -72,6 +72,10 @@ struct DoctorFacts {
   int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe
+  // Who kept the state lock for state_lock_held_ms, when someone did: "pid
+  // 7 (nobody: flock)". The directory itself is sound then.
+  std::optional<std::string> state_lock_holder;
+  int64_t state_lock_held_ms = 0;
   // A user other than root who owns the directory or one of its folders
   // (the sticky bit does not stop an owner): "alice (uid 1000)".
   std::optional<std::string> state_dir_user_owner;

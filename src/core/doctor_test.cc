@@ -10,6 +10,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr uint64_t kGiB = 1ULL << 30;
 
@@ -519,12 +520,25 @@ TEST(HostPidsVisibleTest, AllNvmlPidsMustExist) {
   EXPECT_EQ(HostPidsVisible(inv, [](uint32_t pid) { return pid < 100; }), false);
 }
 
-TEST(DoctorTest, AStateLockHeldTooLongFailsNamingItsHolder) {
+TEST(DoctorTest, AStateLockHeldTooLongFailsNamingItsHolderAndLeavesTheDirectory) {
   DoctorFacts facts = HealthyFacts();
-  facts.state_dir_problem = "/run/gpupin/lock has been locked by pid 7 (nobody: flock) for 3000 ms";
+  facts.state_dir = "/run/gpupin";
+  facts.state_lock_holder = "pid 7 (nobody: flock)";
+  facts.state_lock_held_ms = 3000;
   Finding f = Only(facts, "state_dir");
   EXPECT_EQ(f.verdict, Verdict::kFail);
-  EXPECT_THAT(f.evidence, HasSubstr("pid 7 (nobody: flock)"));
+  EXPECT_THAT(f.evidence, HasSubstr("/run/gpupin/lock has been held by pid 7 (nobody: flock) for "
+                                    "3000 ms"));
+  EXPECT_THAT(f.fix, HasSubstr("kill PID"));
+  EXPECT_THAT(f.fix, Not(HasSubstr("remove")));
+}
+
+TEST(DoctorTest, AnUnsafeStateDirectoryIsToBeRepaired) {
+  DoctorFacts facts = HealthyFacts();
+  facts.state_dir_problem = "/run/gpupin/lock belongs to nobody";
+  Finding f = Only(facts, "state_dir");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.fix, HasSubstr("remove or repair it"));
 }
 
 }  // namespace

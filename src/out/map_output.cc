@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/printable.h"
 #include "core/units.h"
 #include "out/inventory_json.h"
 #include "out/json_value.h"
@@ -13,8 +14,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The examined environment can be another user's process (--pid): its
+// values, and the notes and dropped entries that quote them, are shown
+// through Printable, whole.
+std::string PrintableWhole(std::string_view text) { return Printable(text, std::string::npos); }
+
 std::string Quoted(const std::optional<std::string>& value) {
-  return value ? fmt::format("\"{}\"", *value) : "unset";
+  return value ? fmt::format("\"{}\"", PrintableWhole(*value)) : "unset";
 }
 
 const char* OrderName(DeviceOrder order) {
@@ -105,18 +111,19 @@ std::string RenderDropped(const MapView& view) {
   std::string out = "dropped:\n";
   for (const DroppedEntry& entry : view.resolution.dropped) {
     // Positions count from 0, as the resolver's details do.
-    std::string where = entry.position >= 0
-                            ? fmt::format("entry {} \"{}\"", entry.position, entry.token)
-                            : entry.uuid;
+    std::string where = entry.position >= 0 ? fmt::format("entry {} \"{}\"", entry.position,
+                                                          PrintableWhole(entry.token))
+                                            : entry.uuid;
     out += fmt::format("  {}: {}{}\n", where, DropReasonName(entry.reason),
-                       entry.detail.empty() ? "" : " (" + entry.detail + ")");
+                       entry.detail.empty() ? "" : " (" + PrintableWhole(entry.detail) + ")");
   }
   return out;
 }
 
 std::string RenderNotes(const MapView& view) {
   std::string out;
-  for (const std::string& note : view.resolution.notes) out += "note: " + note + "\n";
+  for (const std::string& note : view.resolution.notes)
+    out += "note: " + PrintableWhole(note) + "\n";
   if (view.resolution.order_is_guess && !view.probe)
     out += "note: gpupin map --probe asks the driver itself\n";
   return out;

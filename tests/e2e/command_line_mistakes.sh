@@ -48,21 +48,25 @@ expect_eq "$STATUS" 2 "docker without --"
 expect_contains "$ERR" "gpupin docker -- run" "docker without --"
 
 # A mistyped option gets a suggestion, as a mistyped command does; global
-# options count after a command too.
+# options count after a command too. An option given twice is refused in
+# gpupin's words, a switch too (before or after the command, or two letters
+# in one word).
 for case in "leases --al|unknown option '--al' of 'gpupin leases'; did you mean '--all'?" \
   "run --wiat -- true|unknown option '--wiat' of 'gpupin run'; did you mean '--wait'?" \
   "ls --jsno|unknown option '--jsno' of 'gpupin ls'; did you mean '--json'?" \
   "pick --prefer=free --near=true --explian|unknown option '--explian' of 'gpupin pick'; did you mean '--explain'?" \
-  "ls --frobnicate|unknown option '--frobnicate' of 'gpupin ls'; see gpupin ls --help"; do
+  "ls --frobnicate|unknown option '--frobnicate' of 'gpupin ls'; see gpupin ls --help" \
+  "--state-dir $TEST_TMP/a ls --state-dir $TEST_TMP/b|--state-dir given more than once; give it once" \
+  "--json ls --json|--json given more than once; give it once" \
+  "-v -v ls|--verbose given more than once; give it once" \
+  "-vv ls|--verbose given more than once; give it once" \
+  "ls --all --all|--all given more than once; give it once" \
+  "pick --near --no-near|--near given more than once; give it once"; do
   read -ra args <<<"${case%%|*}"
   run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
   expect_eq "$STATUS" 2 "gpupin ${case%%|*}"
   expect_eq "$ERR" "gpupin: ${case#*|}" "gpupin ${case%%|*}"
 done
-# An option given twice, in gpupin's words.
-run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/a" ls --state-dir "$TEST_TMP/b"
-expect_eq "$STATUS" 2 "--state-dir twice"
-expect_eq "$ERR" "gpupin: --state-dir given more than once; give it once" "--state-dir twice"
 # Help shows a negated flag as it is typed.
 run_status "$GPUPIN" pick --help
 expect_contains "$OUT" "--near,--no-near " "pick --help"

@@ -30,8 +30,11 @@ wait5=$!
 gpupin pick 2>"$TEST_TMP/pick.err" &
 pick=$!
 run_status gpupin doctor
-grep -Eq "^state_dir +fail .*locked by pid [0-9]+ \(nobody: flock " <<<"$OUT" ||
+grep -Eq "^state_dir +fail .*lock has been held by pid [0-9]+ \(nobody: flock " <<<"$OUT" ||
   fail "doctor while nobody holds the lock: $OUT"
+# The directory is sound: the fix is about the holder, never to remove it.
+grep -A1 -E "^state_dir " <<<"$OUT" | grep -q "fix: the directory is sound, leave it" ||
+  fail "doctor's fix while nobody holds the lock: $OUT"
 
 status=0
 wait "$wait5" || status=$?

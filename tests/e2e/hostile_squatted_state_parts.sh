@@ -4,9 +4,10 @@
 # or queue/ (which it would own, and so could empty of everyone's leases) or
 # the lock (which it could replace, so two processes would lock two files).
 # Every command refuses such a part with one line naming it, its owner and
-# the fix. nobody cannot create a missing part either. A state directory
-# that a user owns (a /tmp/gpupin its first user made) is used, with one
-# warning from each command that writes a lease, and doctor fails it.
+# the fix; ls and ps show the cards with that line and no lease. nobody
+# cannot create a missing part either. A state directory that a user owns
+# (a /tmp/gpupin its first user made) is used, with one warning from each
+# command that writes a lease, and doctor fails it.
 source "$(dirname "$0")/lib.sh"
 
 as_nobody_copies "$EXAMPLES/server-4gpu.json"
@@ -23,17 +24,24 @@ for part in leases queue lock; do
   for who in root nobody; do
     as=()
     [[ $who == nobody ]] && as=("${AS_NOBODY[@]}")
-    commands=("run --only 0 -- true" "leases")
+    # STATUS:COMMAND. ls and ps still show the cards and their processes,
+    # with no lease or job and the same line saying why.
+    commands=("1:run --only 0 -- true" "1:leases" "0:--json ls" "0:ps")
     # nobody's pick would reserve for root's shell, which it refuses anyway.
-    [[ $who == root ]] && commands+=("pick")
+    [[ $who == root ]] && commands+=("1:pick")
     for command in "${commands[@]}"; do
-      read -ra words <<<"$command"
+      read -ra words <<<"${command#*:}"
       GPUPIN_STATE_DIR=$state run_status "${as[@]}" "$GPUPIN" --simulate "$SCENARIO" "${words[@]}"
-      expect_eq "$STATUS" 1 "$who's $command with a squatted $part"
-      expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for $who's $command with a squatted $part"
-      expect_contains "$ERR" "$state/$part belongs to nobody" "$who's $command with a squatted $part"
+      expect_eq "$STATUS" "${command%%:*}" "$who's ${command#*:} with a squatted $part"
+      expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for $who's ${command#*:} with a squatted $part"
+      expect_contains "$ERR" "$state/$part belongs to nobody" "$who's ${command#*:} with a squatted $part"
       expect_contains "$ERR" "run 'chown root: $state/$part'" "the fix for a squatted $part"
     done
+    # The table says it under the cards, where --watch redraws it in place.
+    GPUPIN_STATE_DIR=$state run_status "${as[@]}" "$GPUPIN" --simulate "$SCENARIO" ls
+    expect_eq "$STATUS" 0 "$who's ls with a squatted $part"
+    expect_contains "$OUT" "leases not shown: state" "$who's ls with a squatted $part"
+    expect_contains "$OUT" "$state/$part belongs to nobody" "$who's ls with a squatted $part"
   done
   # Root applies the fix it was given; then both users run.
   chown root: "$state/$part"

@@ -76,6 +76,25 @@ expect_clean "gpupin leases" "$OUT"
 # SIGTERM reaches the job's sleep, which would otherwise outlive the test.
 kill -TERM "$job"
 
+# map --pid shows another user's process: its command line and the
+# CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER it started with, the dropped
+# entries and notes that quote them, and the refusal naming it.
+"${AS_NOBODY[@]}" env CUDA_VISIBLE_DEVICES="1,${hostile}" CUDA_DEVICE_ORDER="PCI${hostile}" \
+  bash -c 'exec -a "$0" sleep 60' "$hostile" &
+sleeper=$!
+has_environment() { grep -q CUDA_DEVICE_ORDER "/proc/$sleeper/environ"; }
+wait_until 10 "nobody's process with its environment" has_environment
+run_status "$GPUPIN" "${SIM[@]}" map --pid "$sleeper"
+expect_eq "$STATUS" 0 "map --pid, nobody's process"
+expect_contains "$OUT" 'CUDA_VISIBLE_DEVICES="1,bad??[2J?evil??name"' "map --pid, the variable"
+expect_contains "$OUT" 'entry 1 "bad??[2J?evil??name"' "map --pid, the dropped entry"
+expect_clean "gpupin map --pid, stdout" "$OUT"
+run_status "$GPUPIN" "${SIM[@]}" map --pid "$sleeper" cuda:5
+expect_eq "$STATUS" 1 "map --pid, an ordinal that does not exist"
+expect_contains "$ERR" "(bad??[2J?evil??name 60)" "the refusal, the process's name"
+expect_clean "gpupin map --pid, the refusal" "$ERR"
+kill "$sleeper"
+
 # A GPU whose name (from the driver, here the scenario) holds an escape
 # sequence and a bidirectional override: every command that shows it.
 jq '.gpus[0].name = "NVIDIA L40S\u001b]0;owned\u0007\u202eX"' "$EXAMPLES/server-4gpu.json" \
