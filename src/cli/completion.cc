@@ -66,6 +66,7 @@ void Describe(const CLI::App& app, std::vector<std::string> path,
                                       : ClassifyValue(ValueText(*option), choices);
     if (option->get_positional()) {
       command.arguments = value;
+      command.argument_choices = choices;
       continue;
     }
     CompletableOption completable{

@@ -47,9 +47,11 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
   // stops holding: it is neither kept nor taken from the directory.
   const bool keyed = boot_id && inventory.driver_version;
   std::optional<KeptDriverOrder> kept;
+  std::string kept_in;
   if (keyed) {
     Result<const StateDir*> dir = world_.StateRoot();
     if (dir.ok()) {
+      kept_in = (*dir)->path();
       kept = ReadDriverOrder(**dir, getuid(), key,
                              [this](const std::string& line) { world_.Verbose(line); });
     } else {
@@ -57,6 +59,9 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
     }
   }
   if (auto* order = kept ? std::get_if<DriverOrder>(&*kept) : nullptr) {
+    world_.Verbose(fmt::format(
+        "cuda:N follow the CUDA driver's order, kept in {} for this boot, driver and set of GPUs",
+        kept_in));
     found_ = std::move(*order);
     return found_;
   }

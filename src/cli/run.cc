@@ -145,15 +145,6 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     }
   };
   const auto started_at = std::chrono::steady_clock::now();
-  Status started = child->Start(command, env);
-  if (!started.ok()) {
-    end_lease();
-    // Killed while we waited: we die by the same signal, as if it had run.
-    if (started.error().signal) return started.error();
-    std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
-                 Printable(command.front()).c_str());
-    return 127;
-  }
   // The last JSON event: how the command ended, and after how long.
   auto report_end = [&](int status) {
     if (!world.options().json) return;
@@ -171,6 +162,17 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
                             .count()}};
     std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
   };
+  Status started = child->Start(command, env);
+  if (!started.ok()) {
+    end_lease();
+    // Killed while we waited: we die by the same signal, as if it had run.
+    if (started.error().signal) return started.error();
+    std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
+                 Printable(command.front()).c_str());
+    // A start event has one end, even for a command that never ran.
+    report_end(127);
+    return 127;
+  }
   if (verify_given || options.stop_on_mismatch) {
     Verdict verdict = Verify(world, *acquired, *child, verify_ms);
     const bool stop = options.stop_on_mismatch && !verdict.gpu_pids.empty();

@@ -127,6 +127,14 @@ std::string Replace(std::string_view text, Direction direction,
 
 std::string PutBack(std::string_view text) { return Replace(text, Direction::kBack); }
 
+// The option a key names: `max_used` and `max-used` are the same, in every
+// file that gives options.
+std::string OptionName(std::string_view key) {
+  std::string name = PutBack(key);
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
 // The name a user runs the command by, for messages: "gpupin", "gpupin run".
 std::string CommandName(const CLI::App& command) {
   return command.get_parent() ? "gpupin " + command.get_name() : "gpupin";
@@ -251,8 +259,7 @@ std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
                                         const toml::table& section) {
   std::vector<ConfigSetting> settings;
   for (const auto& [key_node, value] : section) {
-    std::string key = PutBack(key_node.str());
-    std::replace(key.begin(), key.end(), '_', '-');
+    const std::string key = OptionName(key_node.str());
     if (value.is_table()) {
       place.Fail(key_node.source(),
                  fmt::format("[defaults.{}]: sections do not nest; [defaults] gives each option "
@@ -386,7 +393,7 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     const std::string name = PutBack(key.str());
     const toml::table* section = node.as_table();
     if (!section) {
-      keep(Item(place, app_, {}, name, node), node);
+      keep(Item(place, app_, {}, OptionName(key.str()), node), node);
       continue;
     }
     if (name == "limits") {
@@ -403,7 +410,7 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                              name));
     }
     for (const auto& [option_key, value] : *section) {
-      const std::string option = PutBack(option_key.str());
+      const std::string option = OptionName(option_key.str());
       if (value.is_table()) {
         place.Fail(option_key.source(),
                    fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,

@@ -25,6 +25,7 @@ class TomlConfigTest : public ::testing::Test {
     pick->add_option("--mem", mem_);
     pick->add_option("--count", count_);
     pick->add_option("--wait", wait_)->expected(0, 1);
+    pick->add_option("--max-used", max_used_);
     app_.set_config("--config");
     app_.config_formatter(std::make_shared<TomlConfig>(app_, read_, "/etc/gpupin/config.toml"));
   }
@@ -60,6 +61,7 @@ class TomlConfigTest : public ::testing::Test {
   std::string mem_;
   int count_ = 0;
   std::optional<std::string> wait_;
+  std::string max_used_;
 };
 
 TEST_F(TomlConfigTest, SetsGlobalAndSectionOptionsOfEveryKind) {
@@ -80,6 +82,13 @@ TEST_F(TomlConfigTest, SetsGlobalAndSectionOptionsOfEveryKind) {
 TEST_F(TomlConfigTest, DottedKeysAreSections) {
   Parse("pick.mem = \"1G\"\n");
   EXPECT_EQ(mem_, "1G");
+}
+
+TEST_F(TomlConfigTest, AnOptionIsNamedWithADashOrAnUnderscore) {
+  Parse("[pick]\nmax_used = \"50%\"\n");
+  EXPECT_EQ(max_used_, "50%");
+  Parse("[pick]\nmax-used = \"1G\"\n");
+  EXPECT_EQ(max_used_, "1G");
 }
 
 TEST_F(TomlConfigTest, TheCommandLineWins) {

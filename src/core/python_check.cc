@@ -244,6 +244,7 @@ class FileParser {
       for (size_t k = s.begin; k < s.end; ++k) {
         FindEnvironmentWrite(s, k);
         FindCudaInit(s, k);
+        FindCudaTensor(s, k);
         FindDataParallel(s, k);
       }
     }
@@ -394,6 +395,31 @@ class FileParser {
       return;
     parsed_.cuda_inits.push_back(
         {k, t_[k].line, fmt::format("torch.cuda.{}()", t_[call].text), s.scope});
+  }
+
+  // What puts a tensor or a model on the GPU, which initialises CUDA as the
+  // calls above do: `.cuda(`, `.to("cuda…"` and a `device="cuda…"` argument
+  // (not `torch.device("cuda")`, which only names a device).
+  void FindCudaTensor(const Statement& s, size_t k) {
+    const bool method = k > s.begin && t_.Op(k - 1, ".");
+    std::string call;
+    if (method && t_.Name(k, "cuda") && t_.Op(k + 1, "(")) {
+      call = ".cuda()";
+    } else if (method && t_.Name(k, "to") && t_.Op(k + 1, "(") && NamesCuda(k + 2, s.end)) {
+      call = ".to(\"cuda\")";
+    } else if (!method && t_.Name(k, "device") && t_.Op(k + 1, "=") && k > s.begin &&
+               (t_.Op(k - 1, "(") || t_.Op(k - 1, ",")) && NamesCuda(k + 2, s.end)) {
+      call = "a tensor on device=\"cuda\"";
+    } else {
+      return;
+    }
+    parsed_.cuda_inits.push_back({k, t_[k].line, call, s.scope});
+  }
+
+  // Whether the string literal at `i` names a CUDA device: "cuda", "cuda:1".
+  bool NamesCuda(size_t i, size_t end) const {
+    std::optional<std::string> value = t_.StringRun(i, end);
+    return value && (*value == "cuda" || value->starts_with("cuda:"));
   }
 
   // DataParallel(module, device_ids=None, output_device=None, dim=0).

@@ -23,7 +23,9 @@ enum class PythonFindingKind {
   // that may initialise CUDA at import (tensorflow, transformers, ...).
   kVisibilitySetAfterImport,
   // ... set after a call that initialises CUDA (torch.cuda.init(),
-  // set_device(), is_available(), device_count(), current_device()): ignored.
+  // set_device(), is_available(), device_count(), current_device()) or puts
+  // a tensor or model on the GPU (.cuda(), .to("cuda"), device="cuda"):
+  // ignored.
   kVisibilitySetAfterCudaInit,
   // ... set after a bare `import torch`: harmless, since torch initialises
   // CUDA at its first use, not at import. Said so, not failed.

@@ -99,6 +99,37 @@ TEST(PythonCheckTest, NamesTheCallThatInitialisedCuda) {
   EXPECT_THAT(findings[0].fix, HasSubstr("set it before line 6"));
 }
 
+// The one finding for `import os`, `import torch`, `line`, then the
+// variable set.
+PythonFinding FindingAfter(const std::string& line) {
+  auto findings =
+      CheckPythonFiles({{"late.py", "import os\nimport torch\n" + line +
+                                        "\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"}},
+                       nullptr);
+  EXPECT_EQ(findings.size(), 1u) << line;
+  return findings.empty() ? PythonFinding{} : findings[0];
+}
+
+TEST(PythonCheckTest, ATensorOrModelOnTheGpuInitialisedCuda) {
+  for (const auto& [line, call] : std::vector<std::pair<std::string, std::string>>{
+           {"x = torch.zeros(3, device=\"cuda\")", "a tensor on device=\"cuda\""},
+           {"x = torch.randn(3).to('cuda:0')", ".to(\"cuda\")"},
+           {"model = torch.nn.Linear(2, 2).cuda()", ".cuda()"}}) {
+    PythonFinding finding = FindingAfter(line);
+    EXPECT_EQ(finding.kind, PythonFindingKind::kVisibilitySetAfterCudaInit) << line;
+    EXPECT_THAT(finding.message, HasSubstr("CUDA_VISIBLE_DEVICES is set after " + call +
+                                           " (line 3) initialised CUDA"));
+  }
+}
+
+TEST(PythonCheckTest, NamingACudaDeviceInitialisesNothing) {
+  for (const char* line : {"dev = torch.device(\"cuda\")", "device = \"cuda\"",
+                           "x = torch.zeros(3, device=\"cpu\")"}) {
+    EXPECT_EQ(FindingAfter(line).kind, PythonFindingKind::kVisibilitySetAfterHarmlessImport)
+        << line;
+  }
+}
+
 TEST(PythonCheckTest, DeviceOrderFixSuggestsPciBusId) {
   auto findings = CheckPythonFiles(
       {{"order.py", "import jax\nimport os\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\n"}},

@@ -338,7 +338,7 @@ std::string BashCompletion(const std::vector<CompletableCommand>& commands) {
   for (const CompletableCommand& command : commands) {
     if (command.arguments == CompletionValue::kNone) continue;
     out += fmt::format("    {}) echo {} ;;\n", Quote(PathText(command)),
-                       Quote(KindWord(command.arguments, {})));
+                       Quote(KindWord(command.arguments, command.argument_choices)));
   }
   out += "  esac\n}\n\n";
 
@@ -383,6 +383,10 @@ std::string ZshCompletion(const std::vector<CompletableCommand>& commands) {
           break;
         case CompletionValue::kFile:
           specs.emplace_back("'*: :_files'");
+          break;
+        case CompletionValue::kChoices:
+          specs.push_back(
+              Quote(fmt::format("*: :{}", ZshAction(command.arguments, command.argument_choices))));
           break;
         default:
           specs.emplace_back("'*: : '");
@@ -536,6 +540,9 @@ complete -c gpupin -n __gpupin_after_separator -F
       out += fmt::format("complete -c gpupin{} -a '(__gpupin_list leases)'\n", condition);
     } else if (command.arguments == CompletionValue::kFile) {
       out += fmt::format("complete -c gpupin{} -F\n", condition);
+    } else if (command.arguments == CompletionValue::kChoices) {
+      out += fmt::format("complete -c gpupin{} -x -a {}\n", condition,
+                         FishQuote(fmt::format("{}", fmt::join(command.argument_choices, " "))));
     }
   }
   return out;

@@ -33,6 +33,7 @@ struct CompletableCommand {
   std::string summary;
   std::vector<CompletableOption> options;
   CompletionValue arguments = CompletionValue::kNone;
+  std::vector<std::string> argument_choices;  // for kChoices
   // `run -- COMMAND`: the words after "--" are a command line of the user's.
   bool runs_command = false;
 };

@@ -325,7 +325,14 @@ Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChange
     waitpid(identity_.pid, nullptr, 0);
     identity_.pid = 0;
     launch_.reset();
-    return MakeError(ExitCode::kError, fmt::format("cannot run the command: {}", strerror(error)));
+    // An executable file that the kernel says does not exist: what is
+    // missing is what it runs the file with.
+    const bool runner_missing = error == ENOENT && FindCommand(argv.front()).ok();
+    return MakeError(ExitCode::kError,
+                     fmt::format("cannot run the command: {}",
+                                 runner_missing ? "the interpreter its #! line names, or the "
+                                                  "dynamic loader it needs, does not exist"
+                                                : strerror(error)));
   }
   launch_.reset();  // the command runs in memory of its own now, or the child is gone
   return Ok{};

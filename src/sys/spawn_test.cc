@@ -104,6 +104,16 @@ TEST_F(SpawnPathTest, ScriptWithoutInterpreterLineRunsUnderSh) {
   EXPECT_EQ(child->Wait(), 6);
 }
 
+TEST_F(SpawnPathTest, AMissingInterpreterIsNamedNotTheScript) {
+  std::string tool = WriteTool(dir_, "#!" + dir_ + "/no-such-interpreter\nexit 0\n", 0755);
+  Result<PendingChild> child = CreatePendingChild();
+  ASSERT_TRUE(child.ok());
+  Status started = child->Start({tool}, {});
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.error().message.find("the interpreter its #! line names"), std::string::npos)
+      << started.error().message;
+}
+
 volatile sig_atomic_t g_handler_ran = 0;
 
 // The waiting child shares our memory: a handler of ours running in it would

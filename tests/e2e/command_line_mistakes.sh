@@ -67,6 +67,9 @@ for case in "leases --al|unknown option '--al' of 'gpupin leases'; did you mean 
   expect_eq "$STATUS" 2 "gpupin ${case%%|*}"
   expect_eq "$ERR" "gpupin: ${case#*|}" "gpupin ${case%%|*}"
 done
+# The lists add up instead.
+run_status "$GPUPIN" "${SIM[@]}" pick --ttl 1ms -n 2 --only 2 --only 3
+expect_eq "$STATUS:$OUT" "0:2,3" "--only given twice"
 # Help shows a negated flag as it is typed.
 run_status "$GPUPIN" pick --help
 expect_contains "$OUT" "--near,--no-near " "pick --help"

@@ -41,6 +41,7 @@ ask pick "gpupin pi"
 prefer_query=${#queries[@]}
 ask util "gpupin pick --prefer "
 ask fish "gpupin env --shell "
+ask zsh "gpupin completion "
 ask 7 "gpupin --simulate $server pick --only "
 ask 3,5 "gpupin --simulate $server run --exclude 3,"
 ask "$lease" "gpupin --simulate $server release "

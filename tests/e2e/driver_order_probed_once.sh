@@ -57,6 +57,9 @@ cp "$KEPT" "$KEPT.good"
 before=$(inode "$KEPT")
 expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[1,2,0],"driver"]' "the second ls"
 expect_eq "$(inode "$KEPT")" "$before" "the second ls did not probe"
+run_status "$GPUPIN" "${SIM[@]}" -v ls
+expect_contains "$ERR" "cuda:N follow the CUDA driver's order, kept in $GPUPIN_STATE_DIR for this boot" \
+  "-v ls says where the order came from"
 install -d -m 0755 "$TEST_TMP/nocuda"
 install -m 0755 "$GPUPIN" "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$TEST_TMP/nocuda"
 NOCUDA="$TEST_TMP/nocuda/gpupin"
