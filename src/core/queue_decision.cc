@@ -171,7 +171,32 @@ Turn DecideTurn(const TurnInput& input) {
     turn.capped = true;
     return turn;
   }
-  std::erase_if(line, [&](const Entry& entry) { return capped(entry); });
+  // One user's tickets keep their order: behind a ticket of its own user
+  // that is passed over at the cap, a later one is passed over with it, or
+  // a stream of that user's small jobs would keep its bigger one at the cap
+  // for ever.
+  std::map<uint32_t, size_t> first_capped;  // uid -> arrival of its first capped ticket
+  for (const Entry& entry : line) {
+    if (capped(entry)) first_capped.try_emplace(entry.uid, entry.arrival);
+  }
+  auto passed_over = [&](const Entry& entry) {
+    auto it = first_capped.find(entry.uid);
+    return it != first_capped.end() && entry.arrival >= it->second;
+  };
+  if (passed_over(*me)) {
+    // Wait for our user's ticket just ahead to go: that is what moves us up.
+    const Entry* previous = nullptr;
+    for (const Entry& entry : line) {
+      if (entry.uid != me->uid || entry.arrival >= me->arrival) continue;
+      if (!previous) turn.first = *entry.ticket;
+      previous = &entry;
+      ++turn.ahead;
+    }
+    turn.watch = *previous->ticket;
+    WatchTicket(*previous->ticket, &turn.watched);
+    return turn;
+  }
+  std::erase_if(line, passed_over);
   std::vector<Entry> order = line;
   if (input.order == QueueOrder::kFair) order = FairOrder(line, input.held);
   auto place = std::find_if(order.begin(), order.end(),

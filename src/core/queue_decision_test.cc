@@ -276,13 +276,30 @@ TEST(DecideTurnCaps, ARequestThatWouldPassTheCapIsCappedBelowIt) {
   EXPECT_TRUE(DecideTurn(input).ours) << "0 held + 2 asked = 2";
 }
 
-TEST(DecideTurnCaps, AUsersSmallerJobPassesItsOwnCappedBiggerOne) {
-  Line line;
-  line.Add(kAlice, 2).Add(kAlice, 1);
-  TurnInput input = TurnOf(line, 1, kAlice, 1);
-  input.held = {{kAlice, 1}};
-  input.caps = {{kAlice, {2, std::nullopt}}};
-  EXPECT_TRUE(DecideTurn(input).ours);
+TEST(DecideTurnCaps, AUsersSmallerJobWaitsBehindItsOwnCappedBiggerOne) {
+  for (QueueOrder order : {QueueOrder::kFair, QueueOrder::kFifo}) {
+    Line line;
+    line.Add(kAlice, 2).Add(kBob).Add(kAlice, 1);
+    TurnInput input = TurnOf(line, 2, kAlice, 1, order);
+    input.held = {{kAlice, 1}};
+    input.caps = {{kAlice, {2, std::nullopt}}};
+    Turn turn = DecideTurn(input);
+    EXPECT_FALSE(turn.ours) << "alice's jobs keep their order, whatever fits under the cap";
+    EXPECT_FALSE(turn.capped);
+    EXPECT_EQ(turn.ahead, 1u);
+    ASSERT_TRUE(turn.watch.has_value());
+    EXPECT_EQ(turn.watch->id, line.tickets[0].id) << "her bigger job is what moves her up";
+    // A newcomer of hers, too.
+    input.mine.reset();
+    turn = DecideTurn(input);
+    EXPECT_FALSE(turn.ours);
+    EXPECT_EQ(turn.ahead, 2u);
+    EXPECT_EQ(turn.watch->id, line.tickets[2].id);
+    // Bob passes both.
+    input.mine = line.tickets[1].id;
+    input.uid = kBob;
+    EXPECT_TRUE(DecideTurn(input).ours);
+  }
 }
 
 TEST(DecideTurnCaps, WithACapInForceWaitersBehindWatchTheLeases) {

@@ -5,7 +5,8 @@
 # (or, with --wait, queues) while nobody gets a free card at once; nothing
 # root writes (its own file, --config, GPUPIN_CONFIG) lifts the cap; a
 # reserved card is never chosen unless --only names it; queue = "fifo"
-# serves in arrival order. No two jobs ever share a card.
+# serves in arrival order; one user's jobs keep their order at the cap. No
+# two jobs ever share a card.
 source "$(dirname "$0")/lib.sh"
 
 house_rules '[limits]\nmax_gpus_per_user = 2\nreserved = ["3"]\n'
@@ -84,6 +85,26 @@ grep -Eq '^ *3 .*reserved' <<<"$OUT" || fail "ls marks the reserved card: $OUT"
 pkill -f -- "--name (root[12]|nobody1) " || true
 wait "$root3" || fail "root's third job failed: $(cat "$TEST_TMP/root3.err")"
 wait || true
+expect_no_overlap "$log"
+
+# One user's jobs keep their order at the cap: root holds 1 of its 2, its
+# two-card job waits at the cap, and its one-card job after it (which would
+# fit) waits behind it instead of passing it.
+house_rules '[limits]\nmax_gpus_per_user = 2\n'
+: >"$log"
+job cap_hold 30 --only 0 2>"$TEST_TMP/cap_hold.err" &
+wait_for_line "$log" '"name":"cap_hold"'
+job cap_two 0.5 -n 2 --wait 2>"$TEST_TMP/cap_two.err" &
+wait_for_line "$TEST_TMP/cap_two.err" "waiting"
+job cap_one 0.5 --wait 2>"$TEST_TMP/cap_one.err" &
+wait_for_line "$TEST_TMP/cap_one.err" "waiting"
+expect_contains "$(cat "$TEST_TMP/cap_one.err")" "waiting: 2nd in queue (1 ahead: root," \
+  "root's one-card job waits behind its two-card job at the cap"
+pkill -f -- "--name cap_hold " || true
+wait
+two=$(event_field "$log" start cap_two t_ms)
+one=$(event_field "$log" start cap_one t_ms)
+((two < one)) || fail "root's jobs out of order at the cap: two-card job $two, one-card job $one"
 expect_no_overlap "$log"
 
 # One card, three waiters: root_a, root_b, then nobody. Fair share would
