@@ -235,12 +235,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   std::map<uint32_t, Caps> caps_by_uid;
   auto caps_of = [&](uint32_t of) -> const Caps& {
     auto [it, added] = caps_by_uid.try_emplace(of);
-    if (added) {
-      const std::string name = UserName(of);
-      const std::vector<std::string> groups = GroupsTheRulesCap(rules, of);
-      it->second = {CapFor(rules, CapKind::kPerUser, name, groups).limit,
-                    CapFor(rules, CapKind::kPerJob, name, groups).limit};
-    }
+    if (added) it->second = CapsOfUser(rules, of);
     return it->second;
   };
   // Looked up once: each lookup is the C library's (NSS: /etc/passwd read

@@ -8,6 +8,7 @@
 #include "cli/machine_state.h"
 #include "core/house_rules.h"
 #include "core/printable.h"
+#include "core/queue_decision.h"
 #include "core/time_format.h"
 #include "core/units.h"
 #include "out/gpu_table.h"
@@ -107,6 +108,30 @@ std::string GpuList(const Lease& lease, const StateSnapshot& snapshot) {
   return text;
 }
 
+std::vector<Lease> LiveLeases(const StateSnapshot& snapshot) {
+  std::vector<Lease> live;
+  for (const LeaseRow& row : snapshot.leases) {
+    if (row.state == LeaseState::kLive) live.push_back(row.lease);
+  }
+  return live;
+}
+
+// The queue in the order it is served (ServiceOrder: fair share, the caps),
+// not of arrival. A suspended waiter is where it will be once continued.
+void OrderAsServed(const World& world, StateSnapshot& snapshot) {
+  TurnInput input;
+  input.order = world.rules().queue;
+  input.held = CardsHeldByUser(LiveLeases(snapshot));
+  for (const TicketRow& row : snapshot.queue) {
+    input.waiting.push_back(row.ticket);
+    if (!input.caps.contains(row.ticket.uid))
+      input.caps[row.ticket.uid] = CapsOfUser(world.rules(), row.ticket.uid);
+  }
+  std::vector<TicketRow> served;
+  for (size_t arrival : ServiceOrder(input)) served.push_back(std::move(snapshot.queue[arrival]));
+  snapshot.queue = std::move(served);
+}
+
 // Each user's cards against their cap, when the house rules cap users:
 // the holders of live leases and the waiters.
 struct Holding {
@@ -118,11 +143,7 @@ struct Holding {
 
 std::vector<Holding> Holdings(const World& world, const StateSnapshot& snapshot) {
   if (!AnyPerUserCap(world.rules())) return {};
-  std::vector<Lease> live;
-  for (const LeaseRow& row : snapshot.leases) {
-    if (row.state == LeaseState::kLive) live.push_back(row.lease);
-  }
-  std::map<uint32_t, int> held = CardsHeldByUser(live);
+  std::map<uint32_t, int> held = CardsHeldByUser(LiveLeases(snapshot));
   for (const TicketRow& row : snapshot.queue) held.try_emplace(row.ticket.uid, 0);
   std::vector<Holding> holdings;
   for (const auto& [uid, cards] : held) {
@@ -138,6 +159,7 @@ Result<int> ShowLeases(World& world, bool all) {
   if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<StateSnapshot> snapshot = ReadState(world);
   if (!snapshot.ok()) return snapshot.error();
+  OrderAsServed(world, *snapshot);
   if (world.options().json) {
     nlohmann::ordered_json leases = nlohmann::ordered_json::array();
     for (const LeaseRow& row : snapshot->leases) {

@@ -138,52 +138,83 @@ Decision Refuse(Decision decision, Error error) {
   return decision;
 }
 
+// Which places in a line are passed over at max_gpus_per_user: a ticket
+// whose user's holdings and its count pass the cap, and every later ticket
+// of that user. One user's tickets keep their order, or a stream of that
+// user's small jobs would keep its bigger one at the cap for ever.
+class CapCheck {
+ public:
+  CapCheck(const TurnInput& input, const std::vector<Entry>& line) : input_(input) {
+    for (const Entry& entry : line) {
+      if (Capped(entry)) first_capped_.try_emplace(entry.uid, entry.arrival);
+    }
+  }
+
+  bool Capped(const Entry& entry) const {
+    auto cap = input_.caps.find(entry.uid);
+    if (cap == input_.caps.end() || !cap->second.max_gpus_per_user) return false;
+    auto held = input_.held.find(entry.uid);
+    return (held == input_.held.end() ? 0 : held->second) + entry.count >
+           *cap->second.max_gpus_per_user;
+  }
+
+  bool PassedOver(const Entry& entry) const {
+    auto it = first_capped_.find(entry.uid);
+    return it != first_capped_.end() && entry.arrival >= it->second;
+  }
+
+ private:
+  const TurnInput& input_;
+  std::map<uint32_t, size_t> first_capped_;  // uid -> arrival of its first capped ticket
+};
+
+std::vector<Entry> LineOf(const TurnInput& input) {
+  std::vector<Entry> line;
+  for (const QueueTicket& ticket : input.waiting)
+    line.push_back({&ticket, ticket.uid, std::max(ticket.count, 1), line.size()});
+  return line;
+}
+
+// The places not passed over, in the order they are served.
+std::vector<Entry> ServedOrder(std::vector<Entry> line, const TurnInput& input,
+                               const CapCheck& caps) {
+  std::erase_if(line, [&](const Entry& entry) { return caps.PassedOver(entry); });
+  return input.order == QueueOrder::kFair ? FairOrder(line, input.held) : line;
+}
+
 }  // namespace
 
+std::vector<size_t> ServiceOrder(const TurnInput& input) {
+  const std::vector<Entry> line = LineOf(input);
+  const CapCheck caps(input, line);
+  std::vector<size_t> order;
+  for (const Entry& entry : ServedOrder(line, input, caps)) order.push_back(entry.arrival);
+  for (const Entry& entry : line) {
+    if (caps.PassedOver(entry)) order.push_back(entry.arrival);
+  }
+  return order;
+}
+
 Turn DecideTurn(const TurnInput& input) {
-  std::vector<Entry> line;
+  std::vector<Entry> line = LineOf(input);
   std::optional<Entry> me;
-  for (const QueueTicket& ticket : input.waiting) {
-    Entry entry{&ticket, ticket.uid, std::max(ticket.count, 1), line.size()};
-    if (input.mine && ticket.id == *input.mine) {
-      me = entry;
-    }
-    line.push_back(entry);
+  for (const Entry& entry : line) {
+    if (input.mine && entry.ticket->id == *input.mine) me = entry;
   }
   if (!me) {
     me = Entry{nullptr, input.uid, std::max(input.count, 1), line.size()};
     line.push_back(*me);
   }
-  auto held = [&](uint32_t uid) {
-    auto it = input.held.find(uid);
-    return it == input.held.end() ? 0 : it->second;
-  };
   const bool any_user_cap =
       std::any_of(input.caps.begin(), input.caps.end(),
                   [](const auto& entry) { return entry.second.max_gpus_per_user.has_value(); });
-  auto capped = [&](const Entry& entry) {
-    auto it = input.caps.find(entry.uid);
-    if (it == input.caps.end() || !it->second.max_gpus_per_user) return false;
-    return held(entry.uid) + entry.count > *it->second.max_gpus_per_user;
-  };
+  const CapCheck caps(input, line);
   Turn turn;
-  if (capped(*me)) {
+  if (caps.Capped(*me)) {
     turn.capped = true;
     return turn;
   }
-  // One user's tickets keep their order: behind a ticket of its own user
-  // that is passed over at the cap, a later one is passed over with it, or
-  // a stream of that user's small jobs would keep its bigger one at the cap
-  // for ever.
-  std::map<uint32_t, size_t> first_capped;  // uid -> arrival of its first capped ticket
-  for (const Entry& entry : line) {
-    if (capped(entry)) first_capped.try_emplace(entry.uid, entry.arrival);
-  }
-  auto passed_over = [&](const Entry& entry) {
-    auto it = first_capped.find(entry.uid);
-    return it != first_capped.end() && entry.arrival >= it->second;
-  };
-  if (passed_over(*me)) {
+  if (caps.PassedOver(*me)) {
     // Wait for our user's ticket just ahead to go: that is what moves us up.
     const Entry* previous = nullptr;
     for (const Entry& entry : line) {
@@ -196,9 +227,7 @@ Turn DecideTurn(const TurnInput& input) {
     WatchTicket(*previous->ticket, &turn.watched);
     return turn;
   }
-  std::erase_if(line, passed_over);
-  std::vector<Entry> order = line;
-  if (input.order == QueueOrder::kFair) order = FairOrder(line, input.held);
+  const std::vector<Entry> order = ServedOrder(line, input, caps);
   auto place = std::find_if(order.begin(), order.end(),
                             [&](const Entry& entry) { return entry.arrival == me->arrival; });
   turn.ahead = static_cast<size_t>(place - order.begin());

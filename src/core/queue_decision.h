@@ -55,6 +55,11 @@ struct Turn {
 // a request of many cards never starves behind a stream of small ones.
 Turn DecideTurn(const TurnInput& input);
 
+// The waiting tickets in the order they are served (indices into
+// input.waiting; `mine`, `uid` and `count` are not used): as DecideTurn
+// orders them, with the tickets passed over at the cap last, in arrival order.
+std::vector<size_t> ServiceOrder(const TurnInput& input);
+
 // One request, as acquire knows it.
 struct QueueRequest {
   Request request;

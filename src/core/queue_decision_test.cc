@@ -323,6 +323,24 @@ TEST(DecideTurnCaps, CapsOfOtherUsersLeaveOursAlone) {
   EXPECT_TRUE(turn.ours) << "alice is capped; bob has no cap";
 }
 
+TEST(ServiceOrder, IsTheOrderTurnsAreTaken) {
+  Line line;
+  line.Add(kAlice).Add(kAlice).Add(kBob);
+  TurnInput input = TurnOf(line, std::nullopt, kCarol, 1, QueueOrder::kFifo);
+  input.held = {{kAlice, 2}};
+  EXPECT_THAT(ServiceOrder(input), ElementsAre(0, 1, 2)) << "fifo: arrival";
+  input.order = QueueOrder::kFair;
+  EXPECT_THAT(ServiceOrder(input), ElementsAre(2, 0, 1)) << "fair: bob holds fewer cards";
+  input.order = QueueOrder::kFifo;
+  input.caps = {{kAlice, {2, std::nullopt}}};
+  EXPECT_THAT(ServiceOrder(input), ElementsAre(2, 0, 1)) << "alice's tickets passed over, last";
+  for (size_t position : {0u, 2u}) {
+    input.mine = line.tickets[position].id;
+    input.uid = line.tickets[position].uid;
+    EXPECT_EQ(DecideTurn(input).ours, position == 2) << "the first served takes its turn";
+  }
+}
+
 TEST(DecideTurn, ATicketOfOlderGpupinCountsAsOneCardAndANonsenseCountAsOne) {
   Line line;
   line.Add(kAlice, 0).Add(kBob);

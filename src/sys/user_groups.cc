@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "sys/procfs.h"
+
 namespace gpupin {
 
 std::vector<std::string> UserGroups(uint32_t uid) {
@@ -41,6 +43,13 @@ std::vector<std::string> UserGroups(uint32_t uid) {
 std::vector<std::string> GroupsTheRulesCap(const HouseRules& rules, uint32_t uid) {
   if (rules.group_caps.empty()) return {};
   return UserGroups(uid);
+}
+
+Caps CapsOfUser(const HouseRules& rules, uint32_t uid) {
+  const std::string name = UserName(uid);
+  const std::vector<std::string> groups = GroupsTheRulesCap(rules, uid);
+  return {CapFor(rules, CapKind::kPerUser, name, groups).limit,
+          CapFor(rules, CapKind::kPerJob, name, groups).limit};
 }
 
 }  // namespace gpupin

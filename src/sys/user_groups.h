@@ -19,4 +19,8 @@ std::vector<std::string> UserGroups(uint32_t uid);
 // pick costs), for rules that could not use them.
 std::vector<std::string> GroupsTheRulesCap(const HouseRules& rules, uint32_t uid);
 
+// The caps `rules` set for user `uid`, as that user and a member of their
+// groups.
+Caps CapsOfUser(const HouseRules& rules, uint32_t uid);
+
 }  // namespace gpupin

@@ -5,6 +5,7 @@
 # 0.4 s later and starts at the first card that frees (within 1.2 s), not
 # after alice's batch. Then bob asks for all 4 cards among a stream of
 # alice's one-card jobs and starts within 4 s. No two jobs ever share a card.
+# gpupin leases lists the queue in the order it is served.
 source "$(dirname "$0")/lib.sh"
 
 as_nobody_setup
@@ -58,3 +59,23 @@ expect_eq "$(jq -r 'select(.event == "start" and .name == "bob4") | .nvml_indice
 wait_all_ok "${stream[@]}"
 expect_eq "$(grep -c '"event":"end"' "$log")" 25 "workloads that ran to the end"
 expect_no_overlap "$log"
+
+# gpupin leases lists the queue as it is served: behind alice's job on card
+# 0 wait alice_a, alice_b, then bob, who holds nothing and so goes first.
+: >"$log"
+"$GPUPIN" --simulate "$scenario" run --only 0 -- "$WORKLOAD" --seconds 30 --name hold --log "$log" \
+  2>/dev/null &
+hold=$!
+wait_for_line "$log" '"name":"hold"'
+for name in alice_a alice_b; do
+  "$GPUPIN" --simulate "$scenario" run --only 0 --wait -- true 2>"$TEST_TMP/$name.err" &
+  wait_for_line "$TEST_TMP/$name.err" "waiting"
+done
+"${AS_NOBODY[@]}" "$GPUPIN" --simulate "$scenario" run --only 0 --wait -- true 2>"$TEST_TMP/bob_q.err" &
+wait_for_line "$TEST_TMP/bob_q.err" "waiting"
+expect_contains "$(cat "$TEST_TMP/bob_q.err")" "waiting: next in queue" "bob is next"
+run_status "$GPUPIN" --simulate "$scenario" --json leases
+expect_eq "$(jq -c '[.queue[] | [.position, .user]]' <<<"$OUT")" \
+  "[[1,\"nobody\"],[2,\"$(id -un)\"],[3,\"$(id -un)\"]]" "the queue in the order it is served"
+kill "$hold"
+wait

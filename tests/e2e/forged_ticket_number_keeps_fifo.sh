@@ -7,9 +7,13 @@
 # the next one, until its holder exits.) A ticket counts only while a
 # gpupin waits for it: the process it names is a copy of `sleep` that runs
 # under gpupin's name, as a user may name any program of theirs.
+# The admin's queue is fifo, so that `gpupin leases`, which lists the queue
+# in the order it is served, lists it in arrival order (under fair share
+# nobody, holding no card, would be served before root anyway).
 source "$(dirname "$0")/lib.sh"
 
 as_nobody_setup
+house_rules '[limits]\nqueue = "fifo"\n'
 scenario="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/one-gpu.json"
 log="$TEST_TMP/workload.log"
 "$GPUPIN" --simulate "$scenario" run -- "$WORKLOAD" --seconds 60 --name holder --log "$log" 2>/dev/null &
