@@ -200,14 +200,12 @@ Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
   return LeaseStore(std::move(root), std::move(*leases), std::move(*queue), std::move(diagnostics));
 }
 
-Result<std::vector<Lease>> LeaseStore::ReadLeases(std::chrono::milliseconds lock_timeout) const {
+Result<std::vector<Lease>> LeaseStore::ReadLeases() const {
   std::vector<Lease> leases;
-  Status read = Transact(
-      [&](LeaseTransaction& txn) -> Status {
-        leases = txn.ReadLeases();
-        return Ok{};
-      },
-      lock_timeout);
+  Status read = Transact([&](LeaseTransaction& txn) -> Status {
+    leases = txn.ReadLeases();
+    return Ok{};
+  });
   if (!read.ok()) return read.error();
   return leases;
 }

@@ -76,9 +76,8 @@ class LeaseStore {
   std::optional<std::string> OwnerWarning() const;
 
   // Every valid lease file, live or not, in a transaction of its own: for
-  // commands that only show them (ps, doctor).
-  Result<std::vector<Lease>> ReadLeases(
-      std::chrono::milliseconds lock_timeout = std::chrono::seconds(10)) const;
+  // commands that only show them (ps, completion).
+  Result<std::vector<Lease>> ReadLeases() const;
 
   // Wakes the waiter just behind `ticket` (ours) without changing the queue:
   // its watch on our ticket reports the touch as kNudged. A head that may
