@@ -60,7 +60,7 @@ class QueueDisplay {
     last_ = text;
     shown_ = true;
     // The line names other users' tickets: their text, not ours.
-    const std::string shown = Printable(text, std::string::npos);
+    const std::string shown = PrintableWhole(text);
     if (live_) {
       std::fprintf(stderr, "\r\x1b[Kgpupin: %s", shown.c_str());
     } else {

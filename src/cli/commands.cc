@@ -49,7 +49,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 int PrintError(const Error& error) {
   // One line, whatever the message quotes (a value given, a file's content).
-  std::fprintf(stderr, "gpupin: %s\n", Printable(error.message, std::string::npos).c_str());
+  std::fprintf(stderr, "gpupin: %s\n", PrintableWhole(error.message).c_str());
   return static_cast<int>(error.code);
 }
 

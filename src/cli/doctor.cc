@@ -178,13 +178,13 @@ std::string Render(const std::vector<Finding>& findings, const Terminal& termina
   for (const Finding& f : findings) {
     ++counts[static_cast<int>(f.verdict)];
     // Evidence quotes other users' commands (leftovers) and the driver's text.
-    std::string fix = f.fix.empty() ? "" : "  fix: " + Printable(f.fix, std::string::npos);
+    std::string fix = f.fix.empty() ? "" : "  fix: " + PrintableWhole(f.fix);
     if (IsPythonProblem(f)) {
       python += fmt::format("{}\n{}", f.evidence, fix.empty() ? "" : fix + "\n");
       continue;
     }
     table.AddRow({f.check, terminal.Paint(VerdictName(f.verdict), VerdictColor(f.verdict)),
-                  Printable(f.evidence, std::string::npos)});
+                  PrintableWhole(f.evidence)});
     if (f.verdict != Verdict::kOk && !fix.empty()) table.AddNote(fix);
   }
   return table.Render() + python +

@@ -152,8 +152,7 @@ Result<std::string> Frame(World& world, GpuSource& gpus, CudaNumbering& numberin
   std::string table = RenderGpuTable(*inventory, annotations, SourceLabel(world), world.terminal());
   // Part of the table, so that --watch redraws it in place with the rest.
   if (annotated.leases_unread)
-    table +=
-        world.terminal().Paint(Printable(leases_unread, std::string::npos), Color::kYellow) + "\n";
+    table += world.terminal().Paint(PrintableWhole(leases_unread), Color::kYellow) + "\n";
   if (annotated.order_is_guess) {
     table += world.terminal().Paint(
                  "cuda:N is a guess: the models differ and CUDA_DEVICE_ORDER is not PCI_BUS_ID, so "

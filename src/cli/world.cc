@@ -119,13 +119,11 @@ Status World::RequireExistingStateDir() const {
 // Notes quote what others wrote (file names in the state directory, GPU
 // names, commands): escaped like every other line gpupin prints.
 void World::Note(std::string_view line) const {
-  if (!options_.quiet)
-    std::fprintf(stderr, "gpupin: %s\n", Printable(line, std::string::npos).c_str());
+  if (!options_.quiet) std::fprintf(stderr, "gpupin: %s\n", PrintableWhole(line).c_str());
 }
 
 void World::Verbose(std::string_view line) const {
-  if (options_.verbose)
-    std::fprintf(stderr, "gpupin: %s\n", Printable(line, std::string::npos).c_str());
+  if (options_.verbose) std::fprintf(stderr, "gpupin: %s\n", PrintableWhole(line).c_str());
 }
 
 }  // namespace gpupin

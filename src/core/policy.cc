@@ -263,21 +263,34 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
     return MakeError(ExitCode::kNoGpu, fmt::format("{} but {} in your allocation, {}", asked,
                                                    OnlyCount(allowed, "is", "are"), allowed_by));
   }
-  if (static_cast<size_t>(remaining_after(Excluded::kExcluded)) < wanted) {
-    // Cards --only names may exist and be free, yet lie outside the allocation.
-    const bool limited =
-        std::find(exclusions.begin(), exclusions.end(), Excluded::kNotAllowed) != exclusions.end();
+  auto any = [&](Excluded reason) {
+    return std::find(exclusions.begin(), exclusions.end(), reason) != exclusions.end();
+  };
+  // Cards --only names may exist and be free, yet lie outside the allocation.
+  const bool limited = any(Excluded::kNotAllowed);
+  const auto left = remaining_after(Excluded::kExcluded);
+  if (static_cast<size_t>(left) < wanted) {
     return MakeError(ExitCode::kNoGpu,
-                     fmt::format("{} but --only/--exclude leave {}{}", asked,
-                                 remaining_after(Excluded::kExcluded),
+                     fmt::format("{} but --only/--exclude leave {}{}", asked, left,
                                  limited ? " within your allocation, " + allowed_by : ""));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kReserved)) < wanted) {
+    // The reservation is not the whole story when other limits left fewer
+    // cards than the machine has: say which.
+    const bool narrowed = any(Excluded::kNotInOnly) || any(Excluded::kExcluded);
+    std::string among;
+    if (limited && narrowed) {
+      among = fmt::format(" among the {} that your allocation and --only/--exclude leave", left);
+    } else if (limited) {
+      among = fmt::format(" among the {} in your allocation", left);
+    } else if (narrowed) {
+      among = fmt::format(" among the {} that --only/--exclude leave", left);
+    }
     return MakeError(
         ExitCode::kNoGpu,
-        fmt::format("{} but {} not reserved for interactive work ({}); name "
+        fmt::format("{} but {} not reserved for interactive work{} ({}); name "
                     "reserved cards with --only",
-                    asked, OnlyCount(remaining_after(Excluded::kReserved), "is", "are"),
+                    asked, OnlyCount(remaining_after(Excluded::kReserved), "is", "are"), among,
                     input.reserved_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kTooSmall)) < wanted) {

@@ -55,4 +55,6 @@ std::string Printable(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string PrintableWhole(std::string_view text) { return Printable(text, std::string::npos); }
+
 }  // namespace gpupin

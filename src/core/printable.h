@@ -15,4 +15,8 @@ namespace gpupin {
 // `max_bytes` (never inside a UTF-8 sequence) with "..." added when cut.
 std::string Printable(std::string_view text, size_t max_bytes = 200);
 
+// Printable, never cut: for a message or a value shown once, in full, where
+// a cell's 200 bytes would hide what the user needs.
+std::string PrintableWhole(std::string_view text);
+
 }  // namespace gpupin

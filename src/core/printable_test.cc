@@ -37,6 +37,12 @@ TEST(PrintableTest, LongTextIsCutWithAMark) {
   EXPECT_EQ(Printable(std::string(300, 'x')).size(), 203u);
 }
 
+TEST(PrintableTest, WholeTextIsNeverCutButStillEscaped) {
+  const std::string long_line(300, 'x');
+  EXPECT_EQ(PrintableWhole(long_line), long_line);
+  EXPECT_EQ(PrintableWhole(long_line + "\x1b]0;owned\a"), long_line + "?]0;owned?");
+}
+
 TEST(PrintableTest, ACutNeverSplitsAUtf8Sequence) {
   // "été": the cut at 2 bytes would fall inside the first "é".
   EXPECT_EQ(Printable("\xc3\xa9t\xc3\xa9", 1), "...");

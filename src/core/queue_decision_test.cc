@@ -732,6 +732,31 @@ TEST(Decide, MoreCardsThanTheUnreservedOnesCanNeverBeServed) {
             "[\"1\"] in /etc/gpupin/config.toml); name reserved cards with --only");
 }
 
+TEST(Decide, UnreservedCountNamesWhatElseNarrowedTheCards) {
+  // 4 cards, 3 reserved-free; --exclude takes one of those: the refusal
+  // must not blame the reservation alone.
+  Fixture f(4);
+  f.input.policy->reserved = {"3"};
+  f.input.policy->reserved_by = "reserved = [\"3\"] in /etc/gpupin/config.toml";
+  f.input.policy->request.exclude = {"0"};
+  f.Ask(3);
+  Decision decision = Decide(f.input);
+  ASSERT_EQ(decision.kind, Decision::Kind::kRefuse);
+  EXPECT_EQ(decision.refusal->message,
+            "asked for 3 GPUs but only 2 are not reserved for interactive work among the 3 that "
+            "--only/--exclude leave (reserved = [\"3\"] in /etc/gpupin/config.toml); name "
+            "reserved cards with --only");
+
+  f.input.policy->request.exclude = {};
+  f.input.policy->allowed_gpu_indices = std::vector<uint32_t>{1, 2, 3};
+  f.input.policy->allowed_by = "CUDA_VISIBLE_DEVICES=1,2,3";
+  decision = Decide(f.input);
+  ASSERT_EQ(decision.kind, Decision::Kind::kRefuse);
+  EXPECT_THAT(decision.refusal->message,
+              HasSubstr("only 2 are not reserved for interactive work among the 3 in your "
+                        "allocation ("));
+}
+
 // --- rules combined ---
 
 TEST(Decide, CapAndFairShareTogether) {

@@ -17,8 +17,6 @@ using Json = nlohmann::ordered_json;
 // The examined environment can be another user's process (--pid): its
 // values, and the notes and dropped entries that quote them, are shown
 // through Printable, whole.
-std::string PrintableWhole(std::string_view text) { return Printable(text, std::string::npos); }
-
 std::string Quoted(const std::optional<std::string>& value) {
   return value ? fmt::format("\"{}\"", PrintableWhole(*value)) : "unset";
 }

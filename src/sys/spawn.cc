@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "sys/c_string_array.h"
 #include "sys/environment.h"
@@ -170,11 +171,10 @@ std::vector<std::string> ExecCandidates(const std::string& file, const char* pat
   }
 }
 
-}  // namespace
-
-Status FindCommand(const std::string& file) {
+// FindCommand, looking `file` up in `path` (a PATH value; null: unset).
+Status FindCommandIn(const std::string& file, const char* path) {
   bool found = false;
-  for (const std::string& candidate : ExecCandidates(file, std::getenv("PATH"))) {
+  for (const std::string& candidate : ExecCandidates(file, path)) {
     struct stat info {};
     if (stat(candidate.c_str(), &info) != 0) continue;
     found = true;
@@ -188,6 +188,10 @@ Status FindCommand(const std::string& file) {
   return MakeError(kCommandNotFound,
                    fmt::format("{}: command not found{}", file, path_search ? " in PATH" : ""));
 }
+
+}  // namespace
+
+Status FindCommand(const std::string& file) { return FindCommandIn(file, std::getenv("PATH")); }
 
 Result<PendingChild> CreatePendingChild() {
   auto launch = std::make_unique<ChildLaunch>();
@@ -281,8 +285,10 @@ Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChange
   // command is looked up in the PATH it will see.
   const std::map<std::string, std::string> job_env = WithChanges(ProcessEnvironment(), env);
   auto path = job_env.find("PATH");
-  launch.candidates = CStringArray(
-      ExecCandidates(argv.front(), path != job_env.end() ? path->second.c_str() : nullptr));
+  const std::optional<std::string> job_path =
+      path != job_env.end() ? std::optional<std::string>(path->second) : std::nullopt;
+  launch.candidates =
+      CStringArray(ExecCandidates(argv.front(), job_path ? job_path->c_str() : nullptr));
   launch.argv = CStringArray(argv);
   std::vector<std::string> shell_argv = {"/bin/sh", "FILE"};  // FILE: the child's candidate
   shell_argv.insert(shell_argv.end(), argv.begin() + 1, argv.end());
@@ -327,7 +333,8 @@ Status PendingChild::Start(const std::vector<std::string>& argv, const EnvChange
     launch_.reset();
     // An executable file that the kernel says does not exist: what is
     // missing is what it runs the file with.
-    const bool runner_missing = error == ENOENT && FindCommand(argv.front()).ok();
+    const bool runner_missing =
+        error == ENOENT && FindCommandIn(argv.front(), job_path ? job_path->c_str() : nullptr).ok();
     return MakeError(ExitCode::kError,
                      fmt::format("cannot run the command: {}",
                                  runner_missing ? "the interpreter its #! line names, or the "

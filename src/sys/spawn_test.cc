@@ -114,6 +114,17 @@ TEST_F(SpawnPathTest, AMissingInterpreterIsNamedNotTheScript) {
       << started.error().message;
 }
 
+TEST_F(SpawnPathTest, AMissingInterpreterIsFoundThroughTheJobsOwnPath) {
+  // The script lies only on the PATH the job is given, not on gpupin's.
+  WriteTool(dir_ + "/a", "#!" + dir_ + "/no-such-interpreter\nexit 0\n", 0755);
+  Result<PendingChild> child = CreatePendingChild();
+  ASSERT_TRUE(child.ok());
+  Status started = child->Start({"gpupin-test-tool"}, {{"PATH", dir_ + "/a"}});
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.error().message.find("the interpreter its #! line names"), std::string::npos)
+      << started.error().message;
+}
+
 volatile sig_atomic_t g_handler_ran = 0;
 
 // The waiting child shares our memory: a handler of ours running in it would
