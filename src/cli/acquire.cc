@@ -189,12 +189,21 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
                                const InterruptGuard* interrupts) {
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
-  // Created before the first read, so no change between a read and the
-  // wait can be missed (sys/change_watch.h). Only the head of the queue
-  // waits on it, for cards to free up: that is news in the leases, never in
-  // the queue, where dozens of newcomers taking tickets behind the head used
-  // to wake it for nothing (an NVML snapshot each, at the busiest moment).
-  ChangeWatch watch = ChangeWatch::ForDirectories({&(*store)->leases_dir()});
+  // The leases, watched by a waiter at the head of the queue (or at its
+  // cap) for cards to free up: that is news in the leases, never in the
+  // queue, where dozens of newcomers taking tickets behind the head used to
+  // wake it for nothing (an NVML snapshot each, at the busiest moment).
+  // Created before the read whose decision it waits on, so no change in
+  // between is missed (sys/change_watch.h), and only once there is
+  // something to wait for: adding a watch on a directory walks every name
+  // the kernel remembers in it, the deleted ones included, and on a disk
+  // those are one or two per lease ever written (30 ms of CPU a command
+  // after 100,000 leases, on ext4).
+  std::optional<ChangeWatch> watch;
+  auto watch_leases = [&] {
+    if (!watch) watch = ChangeWatch::ForDirectories({&(*store)->leases_dir()});
+  };
+  const bool queue_may_have_tickets = (*store)->QueueMayHaveTickets();
   std::optional<Clock::time_point> deadline;
   if (request.wait && request.wait_ms)
     deadline = Clock::now() + std::chrono::milliseconds(*request.wait_ms);
@@ -303,7 +312,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // Such a newcomer does not even open NVML (the real nvmlInit takes tens
   // of milliseconds, and 64 jobs submitted at once all paid it while the
   // first ones were starting) until it is next in line.
-  bool want_snapshot = claimed_job || !(*store)->QueueMayHaveTickets();
+  bool want_snapshot = claimed_job || !queue_may_have_tickets;
   std::optional<ChangeWatch> ahead_watch;
   // The last look at NVML and /proc. A waiter nudged while still behind
   // takes one so as to be ready when the ticket ahead goes; that look is
@@ -469,7 +478,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     };
     auto decide = [&](LeaseTransaction& txn) {
       Status decided = read_and_decide(txn);
-      watch.ForgetChangesSoFar();
+      if (watch) watch->ForgetChangesSoFar();
       return decided;
     };
     if (!request.wait) {
@@ -502,12 +511,19 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     if (acquired) {
       // Closing an inotify descriptor waits for an RCU grace period (2 to
       // 20 ms): not while the job waits to start. Exit closes them.
-      RetireUntilExit(std::move(watch));
+      if (watch) RetireUntilExit(std::move(*watch));
       if (ahead_watch) RetireUntilExit(std::move(*ahead_watch));
       return std::move(*acquired);
     }
     if (refusal) return *refusal;
     if (waiting_text.empty()) continue;  // free to choose, but without a (fresh) look
+    if (!ahead && !watch) {
+      // To wait on the leases, first watch them, then read them again: a
+      // change since this read would otherwise go unseen.
+      watch_leases();
+      if (head_waits && leases_may_decide) want_snapshot = false;
+      continue;
+    }
 
     display.Show(waiting_text);
     // Next in line: NVML is opened now, while we wait, so that our turn
@@ -524,7 +540,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), name);
       }
     }
-    ChangeWatch& waiting_on = ahead ? *ahead_watch : watch;
+    ChangeWatch& waiting_on = ahead ? *ahead_watch : *watch;
     // Read afresh, not the decision's remembered stats: the start time is
     // checked after the pidfd is opened, so that a process that ended since
     // the decision and whose pid was reused is not watched in its place.
@@ -557,6 +573,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     // Woken at the head, it first counts the leases, and looks only if they
     // leave enough cards.
     if (head_waits && leases_may_decide) want_snapshot = false;
+    // Woken behind others, it has most likely moved to the head: its next
+    // read may be the one it waits on there.
+    if (ahead) watch_leases();
   }
 }
 
