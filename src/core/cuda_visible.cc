@@ -140,7 +140,7 @@ CudaOrder OrderGpus(const std::vector<Gpu>& gpus, DeviceOrder order,
                     std::optional<std::span<const uint32_t>> true_fastest_first) {
   CudaOrder result;
   for (size_t i = 0; i < gpus.size(); ++i) result.positions.push_back(i);
-  // NVML assigns its indices in PCI order, so a GPU whose bus id cannot be
+  // NVML usually numbers in PCI order, so a GPU whose bus id cannot be
   // read (lost) keeps its place among the others by index: then all go by
   // index, since bus ids and indices cannot be compared with each other.
   const bool all_bus_ids = std::all_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) {
@@ -600,6 +600,15 @@ VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& env
     if (it == environment.end()) return std::nullopt;
     return it->second;
   });
+}
+
+std::optional<uint32_t> PciBusOrdinal(const std::vector<Gpu>& gpus, uint32_t nvml_index) {
+  const std::vector<size_t> positions =
+      OrderGpus(gpus, DeviceOrder::kPciBusId, std::nullopt).positions;
+  for (size_t rank = 0; rank < positions.size(); ++rank) {
+    if (gpus[positions[rank]].index == nvml_index) return static_cast<uint32_t>(rank);
+  }
+  return std::nullopt;
 }
 
 bool FollowsPciBusOrder(const VisibilityEnv& env) { return env.cuda_device_order == "PCI_BUS_ID"; }

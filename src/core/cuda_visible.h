@@ -106,6 +106,12 @@ VisibilityEnv VisibilityEnvFrom(
 // of NAME to value); a name not in the map is unset.
 VisibilityEnv VisibilityEnvFromMap(const std::map<std::string, std::string>& environment);
 
+// The index that names the GPU of NVML index `nvml_index` in a
+// CUDA_VISIBLE_DEVICES read with CUDA_DEVICE_ORDER=PCI_BUS_ID: its place in
+// PCI bus order among `gpus` (all of the machine's), which NVML's own
+// numbering need not follow. nullopt when `gpus` has no such GPU.
+std::optional<uint32_t> PciBusOrdinal(const std::vector<Gpu>& gpus, uint32_t nvml_index);
+
 // Whether CUDA numbers the cards in PCI bus order because the environment
 // says so (CUDA_DEVICE_ORDER=PCI_BUS_ID), whatever the models; otherwise its
 // FASTEST_FIRST default applies.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/cuda_visible.h"
 #include "core/gpu_models.h"
 
 namespace gpupin {
@@ -15,11 +16,17 @@ const Gpu* FindGpu(const std::vector<Gpu>& gpus, uint32_t index) {
   return found == gpus.end() ? nullptr : &*found;
 }
 
+// Indices as CUDA counts them in PCI bus order, which NVML's numbering
+// need not follow.
 std::string JoinIds(const std::vector<uint32_t>& chosen, const std::vector<Gpu>& gpus, bool uuids) {
   std::vector<std::string> ids;
   for (uint32_t index : chosen) {
     const Gpu* gpu = FindGpu(gpus, index);
-    ids.push_back(uuids && gpu && !gpu->uuid.empty() ? gpu->uuid : std::to_string(index));
+    if (uuids && gpu && !gpu->uuid.empty()) {
+      ids.push_back(gpu->uuid);
+    } else {
+      ids.push_back(std::to_string(PciBusOrdinal(gpus, index).value_or(index)));
+    }
   }
   return fmt::format("{}", fmt::join(ids, ","));
 }

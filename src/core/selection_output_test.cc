@@ -33,6 +33,19 @@ TEST(SelectionOutputTest, ChildGetsIndicesBecauseItsOrderIsPciBusId) {
   EXPECT_EQ(ChildVisibleDevices({3}, SameModel(), false), "3");
 }
 
+TEST(SelectionOutputTest, IndicesCountInPciBusOrderWhereNvmlNumbersOtherwise) {
+  // NVML's index 0 sits on bus 0xE3, after the other three: under
+  // CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA calls it 3.
+  std::vector<Gpu> gpus = SameModel();
+  gpus[0].pci_bus_id = "00000000:E3:00.0";
+  gpus[1].pci_bus_id = "00000000:17:00.0";
+  gpus[2].pci_bus_id = "00000000:65:00.0";
+  gpus[3].pci_bus_id = "00000000:CA:00.0";
+  EXPECT_EQ(ChildVisibleDevices({0}, gpus, false), "3");
+  EXPECT_EQ(ChildVisibleDevices({1, 3}, gpus, false), "0,2");
+  EXPECT_EQ(PickIds({0, 2}, gpus, false, std::nullopt).value, "3,1");
+}
+
 struct PickCase {
   std::string name;
   std::vector<Gpu> gpus;
