@@ -145,9 +145,12 @@ class DeviceQueries {
   }
 
   // nvmlDeviceGetMemoryInfo_v2 when the library has it (used then excludes
-  // driver-reserved memory, reported apart); v1 when it lacks it or rejects
-  // the struct version. NOT_SUPPORTED (integrated GPUs) and NO_PERMISSION
-  // (MIG parents for unprivileged users) leave the figures unknown.
+  // driver-reserved memory, reported apart); v1 when it lacks it or v2
+  // fails on a GPU that is not lost: drivers that reject the struct version,
+  // and some that answer v2 with an unknown error or NOT_SUPPORTED while v1
+  // works (reported for driver 516 under WSL). NOT_SUPPORTED (integrated
+  // GPUs) and NO_PERMISSION (MIG parents for unprivileged users) from the
+  // last call tried leave the figures unknown.
   MemoryFigures Memory() {
     MemoryFigures figures;
     nvmlReturn_t code = NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -157,8 +160,8 @@ class DeviceQueries {
       code = fn_.memory_info_v2(handle_, &memory);
       if (code == NVML_SUCCESS) return {memory.total, memory.used, memory.free, memory.reserved};
     }
-    if (fn_.memory_info_v1 &&
-        (code == NVML_ERROR_FUNCTION_NOT_FOUND || code == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)) {
+    if (fn_.memory_info_v1 && code != NVML_ERROR_GPU_IS_LOST &&
+        code != NVML_ERROR_RESET_REQUIRED) {
       nvmlMemory_t memory{};
       code = fn_.memory_info_v1(handle_, &memory);
       if (code == NVML_SUCCESS) return {memory.total, memory.used, memory.free, std::nullopt};
@@ -169,15 +172,17 @@ class DeviceQueries {
   }
 
   // Compute and graphics lists merged by pid; false when they could not be
-  // read (no permission, not supported: "unknown", not "idle").
+  // read (no permission, not supported: "unknown", not "idle"). A graphics
+  // list the card does not support (a compute-only card) holds nothing;
+  // the compute list must answer, since jobs run there.
   bool Processes(std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes) {
-    if (!fn_.compute_processes.fn && !fn_.graphics_processes.fn) return false;
+    if (!fn_.compute_processes.fn) return false;
     for (auto [query, kind] : {std::pair{fn_.compute_processes, ProcessKind::kCompute},
                                std::pair{fn_.graphics_processes, ProcessKind::kGraphics}}) {
-      if (query.fn &&
-          !Check(ReadProcessList(query, handle_, kind, scratch, processes), "reading processes")) {
-        return false;
-      }
+      if (!query.fn) continue;
+      const nvmlReturn_t code = ReadProcessList(query, handle_, kind, scratch, processes);
+      if (kind == ProcessKind::kGraphics && code == NVML_ERROR_NOT_SUPPORTED) continue;
+      if (!Check(code, "reading processes")) return false;
     }
     return true;
   }

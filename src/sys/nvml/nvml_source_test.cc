@@ -353,6 +353,39 @@ TEST_F(SimNvmlTest, MemoryV2RejectedFallsBackToV1) {
   EXPECT_EQ(gpu.memory_reserved_bytes, std::nullopt);
 }
 
+TEST_F(SimNvmlTest, MemoryV2FailingOnAGpuThatAnswersFallsBackToV1) {
+  for (const char* code : {"UNKNOWN", "NOT_SUPPORTED"}) {
+    json scenario = Fixture();
+    scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetMemoryInfo_v2", code}};
+    const Gpu gpu = Snapshot(scenario).gpus.at(0);
+    EXPECT_TRUE(gpu.healthy()) << code;
+    EXPECT_EQ(gpu.memory_total_bytes, 85899345920u) << code;
+    EXPECT_EQ(gpu.memory_reserved_bytes, std::nullopt) << code;
+  }
+}
+
+TEST_F(SimNvmlTest, MemoryOfALostGpuIsNotAskedAgainThroughV1) {
+  json scenario = Fixture();
+  scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetMemoryInfo_v2", "GPU_IS_LOST"}};
+  const Gpu gpu = Snapshot(scenario).gpus.at(0);
+  EXPECT_FALSE(gpu.healthy());
+  EXPECT_EQ(gpu.memory_total_bytes, std::nullopt);
+}
+
+TEST_F(SimNvmlTest, UnsupportedGraphicsListLeavesTheComputeListKnown) {
+  json scenario = Fixture();
+  scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetGraphicsRunningProcesses", "NOT_SUPPORTED"}};
+  const Inventory inventory = Snapshot(scenario);
+  const Gpu& gpu = inventory.gpus.at(0);
+  EXPECT_TRUE(gpu.healthy());
+  EXPECT_TRUE(gpu.processes_known);
+  EXPECT_FALSE(gpu.processes.empty());
+
+  scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses", "NOT_SUPPORTED"}};
+  EXPECT_FALSE(Snapshot(scenario).gpus.at(0).processes_known)
+      << "jobs run in the compute list: without it the card's processes are unknown";
+}
+
 TEST_F(SimNvmlTest, ProcessesWithoutPermissionAreUnknownNotIdle) {
   json scenario = Fixture();
   scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses", "NO_PERMISSION"}};
