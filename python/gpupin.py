@@ -17,6 +17,11 @@ CudaAlreadyInitialized instead of setting variables that would do nothing.
 The binary is the one named by the GPUPIN environment variable, else
 `gpupin` on PATH, else a `gpupin` beside this file. Standard library only.
 `python3 -m gpupin ls` (or pick, leases, ...) runs the binary itself.
+
+The lease belongs to the process that took it, not to its forked children
+(os.fork, multiprocessing's fork): in a child, release() ends nothing and
+returns False, and pin() asks for a lease of the child's own, which gpupin
+serves from the parent's cards since the child runs inside the parent's job.
 """
 
 from __future__ import annotations
@@ -104,9 +109,25 @@ class _Held:
     lease_id: str
     saved: dict[str, Optional[str]]
     gpus: list[Gpu]
+    # The process that took the lease, and the only one whose lease it is: a
+    # forked child inherits this record with the rest of the module, but
+    # the lease stays held by its parent's pid.
+    pid: int
 
 
 _held: Optional[_Held] = None
+
+
+def _own_held() -> Optional[_Held]:
+    """This process's lease from pin(), or None: a record a forked child inherited is forgotten.
+
+    Compared by pid rather than cleared by an os.register_at_fork hook, so
+    that a fork that runs no Python hook (a C extension's fork()) is caught too.
+    """
+    global _held
+    if _held is not None and _held.pid != os.getpid():
+        _held = None
+    return _held
 
 
 def binary() -> str:
@@ -281,14 +302,18 @@ def pin(
       max_used="10%", prefer="util", near=False, mine_free=True, ...
 
     The lease lasts until release(), or until this process ends, however it
-    ends. Raises CudaAlreadyInitialized when CUDA already started in this
-    process, NoGpuAvailable when nothing fits (with gpupin's reason),
+    ends; it is this process's alone: a forked child neither holds nor ends
+    it, and its own pin() is served from this lease's cards (the child runs
+    inside this job: it inherits GPUPIN_LEASE_ID). Raises
+    CudaAlreadyInitialized when CUDA already started in this process,
+    NoGpuAvailable when nothing fits (with gpupin's reason),
     DriverUnavailable without a usable driver, GpupinError otherwise.
     """
     global _held
-    if _held is not None:
+    held = _own_held()
+    if held is not None:
         raise GpupinError(
-            f"this process already holds lease {_held.lease_id}; call gpupin.release() first"
+            f"this process already holds lease {held.lease_id}; call gpupin.release() first"
         )
     reason = cuda_initialized()
     if reason:
@@ -321,14 +346,20 @@ def pin(
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    _held = _Held(answer["lease_id"], saved, chosen)
+    _held = _Held(answer["lease_id"], saved, chosen, os.getpid())
     return chosen
 
 
 def release() -> bool:
-    """End this process's lease (from pin()) and restore the variables; False when it held none."""
+    """End this process's lease (from pin()) and restore the variables; False when it held none.
+
+    A forked child holds none of its parent's lease: there release() returns
+    False and changes nothing, the variables included (the child still runs
+    inside its parent's job), unless the child pinned a lease of its own.
+    """
     global _held
-    held, _held = _held, None
+    held = _own_held()
+    _held = None
     if held is None:
         return False
     for name, value in held.saved.items():
@@ -352,12 +383,17 @@ def lease(
 
         with gpupin.lease(count=2) as cards:
             subprocess.run(["python3", "train.py"])   # inherits the variables
+
+    Only the block's own lease is released, and only in the process that took
+    it: a forked child that leaves the block ends nothing.
     """
     chosen = pin(count, mem, wait, timeout, **policy)
+    taken = _held
     try:
         yield chosen
     finally:
-        release()
+        if taken is not None and _own_held() is taken:
+            release()
 
 
 def gpus() -> list[dict[str, Any]]:

@@ -272,6 +272,172 @@ class PinTest(SimulatedServer):
         self.assertEqual(done.stdout.strip(), "DriverUnavailable 4")
 
 
+# In the scripts of ForkTest: the leases gpupin lists, as (holder pid,
+# NVML indices), and the variables pin() sets, as this process sees them.
+FORK_HELPERS = """
+import json, os, subprocess, sys
+def leases():
+    out = subprocess.run([os.environ["GPUPIN"], "--json", "leases"],
+                         capture_output=True, text=True, check=True).stdout
+    return sorted([l["holder_pid"], l["gpu_indices"]] for l in json.loads(out)["leases"])
+def variables():
+    return {name: os.environ.get(name) for name in ("CUDA_VISIBLE_DEVICES", "GPUPIN_LEASE_ID")}
+"""
+
+
+class ForkTest(SimulatedServer):
+    """A lease belongs to the process that pinned it, not to its forked children."""
+
+    def fork_script(self, code: str) -> dict:
+        """Runs FORK_HELPERS and `code` in a new python3; its last line of output, as JSON."""
+        done = self.python(FORK_HELPERS + textwrap.dedent(code))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(done.stdout.splitlines()[-1])
+
+    def test_release_in_a_forked_child_leaves_the_parents_lease(self) -> None:
+        seen = self.fork_script(
+            """
+            import gpupin
+            gpupin.pin(only=1)
+            before = variables()
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                os.write(write, json.dumps([gpupin.release(), variables()]).encode())
+                os._exit(0)
+            os.close(write)
+            with os.fdopen(read) as pipe:
+                in_child = json.load(pipe)
+            os.waitpid(pid, 0)
+            other = subprocess.run([os.environ["GPUPIN"], "env", "--only=1"],
+                                   env={k: v for k, v in os.environ.items()
+                                        if k not in ("CUDA_VISIBLE_DEVICES", "GPUPIN_LEASE_ID")},
+                                   capture_output=True, text=True)
+            during = leases()
+            try:
+                released = gpupin.release()
+            except gpupin.GpupinError as error:  # the lease is gone
+                released = str(error)
+            print(json.dumps({"me": os.getpid(), "before": before, "in_child": in_child,
+                              "leases": during, "other": other.returncode,
+                              "released": released, "after": leases()}))
+            """
+        )
+        self.assertEqual(seen["in_child"], [False, seen["before"]],
+                         "the child held no lease, and its variables still name the parent's job")
+        self.assertEqual(seen["leases"], [[seen["me"], [1]]],
+                         "the parent's lease outlived the child's release()")
+        self.assertEqual(seen["other"], 3, "another process cannot take the parent's card")
+        self.assertEqual([seen["released"], seen["after"]], [True, []], "the parent's own release() ends it")
+
+    def test_forked_child_ending_normally_leaves_the_parents_lease(self) -> None:
+        # A child that ends with sys.exit() runs the atexit handlers it
+        # inherited, gpupin.release among them; one that leaves the parent's
+        # `with gpupin.lease()` block runs the block's release.
+        seen = self.fork_script(
+            """
+            import atexit, gpupin
+            atexit.register(gpupin.release)
+            def fork_and_wait():
+                pid = os.fork()
+                if pid:
+                    os.waitpid(pid, 0)
+                return pid
+            gpupin.pin(only=1)
+            if fork_and_wait() == 0:
+                sys.exit(0)
+            after_exit = leases()
+            try:
+                released = gpupin.release()
+            except gpupin.GpupinError as error:  # the lease is gone
+                released = str(error)
+            in_block = []
+            def block():
+                with gpupin.lease(only=2):
+                    if fork_and_wait() == 0:
+                        return "child"
+                    in_block.extend(leases())
+                return "parent"
+            try:
+                if block() == "child":
+                    os._exit(0)
+                ended = None
+            except gpupin.GpupinError as error:  # the lease is gone
+                ended = str(error)
+            print(json.dumps({"me": os.getpid(), "after_exit": after_exit, "released": released,
+                              "in_block": in_block, "ended": ended, "after": leases()}))
+            """
+        )
+        me = seen["me"]
+        self.assertEqual(seen["after_exit"], [[me, [1]]], "the child's sys.exit() ended nothing")
+        self.assertEqual(seen["released"], True)
+        self.assertEqual(seen["in_block"], [[me, [2]]], "the child leaving the block ended nothing")
+        self.assertEqual([seen["ended"], seen["after"]], [None, []],
+                         "the block's end in the parent ended its lease")
+
+    def test_pin_in_a_forked_child_is_served_from_the_parents_cards(self) -> None:
+        seen = self.fork_script(
+            """
+            import gpupin
+            parent_cards = [card.index for card in gpupin.pin(count=2, only="1,2,3")]
+            parent = variables()
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                cards = [card.index for card in gpupin.pin()]
+                pinned = [os.getpid(), cards, variables(), leases()]
+                released = [gpupin.release(), variables(), gpupin.release()]
+                os.write(write, json.dumps([pinned, released]).encode())
+                os._exit(0)
+            os.close(write)
+            with os.fdopen(read) as pipe:
+                pinned, released = json.load(pipe)
+            os.waitpid(pid, 0)
+            print(json.dumps({"me": os.getpid(), "parent_cards": parent_cards, "parent": parent,
+                              "pinned": pinned, "released": released, "after": leases()}))
+            """
+        )
+        me, parent_cards = seen["me"], seen["parent_cards"]
+        child, cards, child_variables, child_leases = seen["pinned"]
+        self.assertEqual(len(cards), 1)
+        self.assertIn(cards[0], parent_cards, "a request inside the parent's job gets one of the job's cards")
+        self.assertEqual(child_variables["CUDA_VISIBLE_DEVICES"], str(cards[0]))
+        self.assertNotEqual(child_variables["GPUPIN_LEASE_ID"], seen["parent"]["GPUPIN_LEASE_ID"])
+        self.assertEqual(child_leases, sorted([[me, parent_cards], [child, cards]]))
+        self.assertEqual(seen["released"], [True, seen["parent"], False],
+                         "the child's release() ends its own lease and puts back the parent's job variables")
+        self.assertEqual(seen["after"], [[me, parent_cards]])
+
+    def test_pool_initializer_pins_each_worker_in_a_pinned_parent(self) -> None:
+        seen = self.fork_script(
+            """
+            import multiprocessing, gpupin
+            parent_cards = [card.index for card in gpupin.pin(count=2)]
+            context = multiprocessing.get_context("fork")
+            barrier = context.Barrier(2)  # inherited: each of the two workers runs one report
+            def report(_):
+                barrier.wait(20)
+                return [os.getpid(), variables()["CUDA_VISIBLE_DEVICES"]]
+            with context.Pool(2, initializer=gpupin.pin) as pool:
+                workers = pool.map_async(report, range(2), chunksize=1).get(30)
+                during = leases()
+            print(json.dumps({"me": os.getpid(), "parent_cards": parent_cards, "workers": workers,
+                              "during": during, "after": leases()}))
+            """
+        )
+        me, parent_cards = seen["me"], seen["parent_cards"]
+        self.assertEqual(len({pid for pid, _ in seen["workers"]}), 2)
+        self.assertEqual(sorted(int(cuda) for _, cuda in seen["workers"]), parent_cards,
+                         "each worker pinned its own card of the parent's two")
+        self.assertEqual(seen["during"], sorted([[me, parent_cards]] +
+                                                [[pid, [int(cuda)]] for pid, cuda in seen["workers"]]),
+                         "the parent's lease, and one per worker")
+        self.assertEqual(seen["after"], [[me, parent_cards]],
+                         "the workers' leases ended with them; the parent's did not")
+
+
 class CudaAlreadyInitializedTest(SimulatedServer):
     def setUp(self) -> None:
         super().setUp()
