@@ -160,8 +160,7 @@ class DeviceQueries {
       code = fn_.memory_info_v2(handle_, &memory);
       if (code == NVML_SUCCESS) return {memory.total, memory.used, memory.free, memory.reserved};
     }
-    if (fn_.memory_info_v1 && code != NVML_ERROR_GPU_IS_LOST &&
-        code != NVML_ERROR_RESET_REQUIRED) {
+    if (fn_.memory_info_v1 && code != NVML_ERROR_GPU_IS_LOST && code != NVML_ERROR_RESET_REQUIRED) {
       nvmlMemory_t memory{};
       code = fn_.memory_info_v1(handle_, &memory);
       if (code == NVML_SUCCESS) return {memory.total, memory.used, memory.free, std::nullopt};
