@@ -110,7 +110,7 @@ std::optional<DriverOrder> CudaNumbering::Probe(const Inventory& inventory,
     return order;
   }
   const int64_t now = NowUnixMs();
-  DriverOrderFailure failure = FailureFromProbe(key, *probe, now);
+  DriverOrderFailure failure = FailureFromProbe(key, *probe, inventory.gpus, now);
   world_.Verbose("cuda:N is a guess: " + failure.reason);
   if (keep && KeepsFailure(*probe) && Keep(failure)) {
     world_.Verbose(fmt::format("kept: the CUDA driver is not asked again before {}",

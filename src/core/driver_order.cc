@@ -1,5 +1,7 @@
 #include "core/driver_order.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -100,13 +102,41 @@ DriverOrderKey MachineKey(std::string boot_id, std::string driver_version,
   return key;
 }
 
+namespace {
+
+// Why the devices a probe that ended well listed are no order of `gpus`, or
+// nullopt when they are one: each is one of `gpus` (or theirs), and every
+// card that answers and is a CUDA device itself (not in MIG mode) is there.
+// CUDA leaves whole GPUs out of its enumeration once it lists a MIG
+// instance (facts file §1.4): such a list numbers only part of the machine.
+std::optional<std::string> ListingGap(const ProbeResult& probe, const std::vector<Gpu>& gpus) {
+  std::vector<const Gpu*> listed;
+  for (const ProbedDevice& device : probe.devices) {
+    const Gpu* card = CardOf(device, gpus);
+    if (card == nullptr) return "the CUDA driver listed a device NVML does not";
+    listed.push_back(card);
+  }
+  for (const Gpu& gpu : gpus) {
+    if (gpu.uuid.empty() || !gpu.healthy() || gpu.mig_enabled.value_or(false)) continue;
+    if (std::find(listed.begin(), listed.end(), &gpu) != listed.end()) continue;
+    const bool mig_listed = std::any_of(listed.begin(), listed.end(), [](const Gpu* card) {
+      return card->mig_enabled.value_or(false);
+    });
+    return fmt::format(
+        "the CUDA driver did not list GPU {} ({}){}", gpu.index, gpu.uuid,
+        mig_listed ? ": CUDA leaves whole GPUs out where it lists a MIG instance" : "");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<DriverOrder> DriverOrderFromProbe(DriverOrderKey key, const ProbeResult& probe,
                                                 const std::vector<Gpu>& gpus) {
-  if (probe.status != ProbeStatus::kOk) return std::nullopt;
+  if (probe.status != ProbeStatus::kOk || ListingGap(probe, gpus)) return std::nullopt;
   DriverOrder order{std::move(key), {}};
   for (const ProbedDevice& device : probe.devices) {
     const Gpu* card = CardOf(device, gpus);
-    if (card == nullptr) return std::nullopt;
     if (!Contains(order.fastest_first_uuids, card->uuid))
       order.fastest_first_uuids.push_back(card->uuid);
   }
@@ -114,11 +144,10 @@ std::optional<DriverOrder> DriverOrderFromProbe(DriverOrderKey key, const ProbeR
 }
 
 DriverOrderFailure FailureFromProbe(DriverOrderKey key, const ProbeResult& probe,
-                                    int64_t now_unix_ms) {
+                                    const std::vector<Gpu>& gpus, int64_t now_unix_ms) {
   // A probe that did not end well says why in its detail.
-  const std::string_view reason = probe.status == ProbeStatus::kOk
-                                      ? "the CUDA driver listed a device NVML does not"
-                                      : std::string_view(probe.detail);
+  const std::string reason =
+      probe.status == ProbeStatus::kOk ? ListingGap(probe, gpus).value_or("") : probe.detail;
   return {std::move(key), now_unix_ms, Printable(reason, kKeptReasonBytes)};
 }
 

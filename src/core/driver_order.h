@@ -76,8 +76,10 @@ DriverOrderKey MachineKey(std::string boot_id, std::string driver_version,
 // The order a probe run with every CUDA_* variable unset found, by the
 // physical GPUs of `gpus` (a MIG instance stands for its card, which keeps
 // the place of its first instance). nullopt when the probe gave no list
-// (status not kOk) or listed a device that is none of `gpus` or theirs:
-// then it answered about another machine than NVML's.
+// (status not kOk), listed a device that is none of `gpus` or theirs (it
+// answered about another machine than NVML's), or left out a card that
+// answers NVML and is not in MIG mode (it numbered only part of the
+// machine, as CUDA does once it lists a MIG instance).
 std::optional<DriverOrder> DriverOrderFromProbe(DriverOrderKey key, const ProbeResult& probe,
                                                 const std::vector<Gpu>& gpus);
 
@@ -85,7 +87,7 @@ std::optional<DriverOrder> DriverOrderFromProbe(DriverOrderKey key, const ProbeR
 // nullopt), as the failure to keep, dated now_unix_ms; the reason is made
 // one printable line of at most 400 bytes.
 DriverOrderFailure FailureFromProbe(DriverOrderKey key, const ProbeResult& probe,
-                                    int64_t now_unix_ms);
+                                    const std::vector<Gpu>& gpus, int64_t now_unix_ms);
 
 // Whether a probe that gave no order is worth keeping: not when libcuda
 // could not be loaded (kUnavailable), which the next command finds out

@@ -71,6 +71,25 @@ TEST(DriverOrderTest, MigInstancesStandForTheirCardOnce) {
   EXPECT_THAT(order->fastest_first_uuids, ElementsAre(kC, kA, kB));
 }
 
+TEST(DriverOrderTest, NoOrderFromAListingThatLeavesAWholeGpuOut) {
+  // C is in MIG mode: the driver lists its first instance and, as CUDA does
+  // then, neither A nor B. That numbers part of the machine only.
+  std::vector<Gpu> gpus = Gpus({kA, kB, kC});
+  MigDevice mig;
+  mig.uuid = kMigOfC;
+  gpus[2].mig_enabled = true;
+  gpus[2].mig_devices = {mig};
+  const DriverOrderKey key = MachineKey(kBoot, "535", gpus);
+  const ProbeResult listing = testing::DriverListing({kMigOfC});
+  EXPECT_FALSE(DriverOrderFromProbe(key, listing, gpus));
+  EXPECT_EQ(FailureFromProbe(key, listing, gpus, 42).reason,
+            std::string("the CUDA driver did not list GPU 0 (") + kA +
+                "): CUDA leaves whole GPUs out where it lists a MIG instance");
+  // A GPU in MIG mode may be left out; a lost one too.
+  gpus[1].health_error = "reading memory failed (NVML: GPU is lost)";
+  EXPECT_TRUE(DriverOrderFromProbe(key, testing::DriverListing({kA}), gpus));
+}
+
 TEST(DriverOrderTest, NoOrderFromAFailedProbeOrAnotherMachinesDevice) {
   std::vector<Gpu> gpus = Gpus({kA, kB});
   const DriverOrderKey key = MachineKey(kBoot, "535", gpus);
@@ -189,7 +208,7 @@ TEST(DriverOrderTest, FailureFromProbeSaysWhyInOnePrintableLine) {
   hung.status = ProbeStatus::kTimedOut;
   hung.detail = "the CUDA driver did not answer within 5000 ms (stuck in cuInit)\n\x1b[2J" +
                 std::string(1000, 'x');
-  const DriverOrderFailure failure = FailureFromProbe(key, hung, 42);
+  const DriverOrderFailure failure = FailureFromProbe(key, hung, gpus, 42);
   EXPECT_EQ(failure.key, key);
   EXPECT_EQ(failure.failed_unix_ms, 42);
   EXPECT_THAT(failure.reason,
@@ -199,7 +218,7 @@ TEST(DriverOrderTest, FailureFromProbeSaysWhyInOnePrintableLine) {
   EXPECT_LE(failure.reason.size(), 403u);
   // What the writer keeps, the reader takes.
   EXPECT_TRUE(KeptDriverOrderFromJson(KeptDriverOrderToJson(failure)).ok());
-  EXPECT_THAT(FailureFromProbe(key, testing::DriverListing({kA, kC}), 42).reason,
+  EXPECT_THAT(FailureFromProbe(key, testing::DriverListing({kA, kC}), gpus, 42).reason,
               HasSubstr("listed a device NVML does not"));
 }
 
