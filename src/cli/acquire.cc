@@ -233,9 +233,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   const VisibilityEnv visibility = VisibilityEnvFromProcess();
   std::optional<std::string> allowed_by;
   bool guess_noted = false;  // once per gpupin, however often it looks
-  // The driver's order where a ls or map kept it; choosing cards never
-  // waits for a probe.
-  CudaNumbering numbering(world, ProbePolicy::kKeptOnly);
+  // Which cards an index CUDA_VISIBLE_DEVICES allows, by the driver's own
+  // order where gpupin's would be a guess (mixed models, FASTEST_FIRST):
+  // the kept one, else asked once per boot, driver and set of GPUs, before
+  // the lock is taken (a probe may take seconds), rather than choosing a
+  // card outside the caller's allocation on a guess.
+  CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
   if (visibility.cuda_visible_devices)
     allowed_by = "CUDA_VISIBLE_DEVICES=" + *visibility.cuda_visible_devices;
 
@@ -339,6 +342,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       if (!snapshot.ok()) return give_up(snapshot.error());
       GpuProcessFacts processes = DescribeGpuProcesses(*snapshot, procfs);
       look = Look{std::move(*snapshot), std::move(processes), taken};
+      // Probes here, if it must, so that the transaction finds the answer.
+      (void)AllowedGpus(numbering, look->inventory, visibility);
     }
     const Inventory* inventory = want_snapshot && look ? &look->inventory : nullptr;
     GpuProcessFacts* processes = inventory ? &look->processes : nullptr;

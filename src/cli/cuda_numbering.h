@@ -17,9 +17,10 @@
 
 namespace gpupin {
 
-// Whether a command may run the probe when no kept order matches: only the
-// commands that show cuda:N (ls, map) pay for it; the others use a kept
-// order or guess.
+// Whether a command may run the probe when no kept order matches: the
+// commands that show cuda:N (ls, map) and those that choose within an
+// index CUDA_VISIBLE_DEVICES (pick, run, env, docker) do; doctor uses a
+// kept order or guesses.
 enum class ProbePolicy { kKeptOnly, kProbeIfNeeded };
 
 class CudaNumbering {

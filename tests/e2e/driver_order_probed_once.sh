@@ -29,12 +29,14 @@ plant() {
   chmod 0644 "$file"
 }
 
-# Choosing cards never probes: pick inside CUDA_VISIBLE_DEVICES=0 guesses,
-# says so, and keeps nothing.
+# Choosing cards inside CUDA_VISIBLE_DEVICES=0 asks the driver rather than
+# choose on a guess, and keeps its order; removed here, so that ls asks next.
 CUDA_VISIBLE_DEVICES=0 run_status "$GPUPIN" "${SIM[@]}" pick
 expect_eq "$STATUS" 0 "pick before any probe"
-expect_contains "$ERR" "counts in CUDA's FASTEST_FIRST order, which gpupin can only guess" "pick says it guesses"
-[[ ! -e $KEPT ]] || fail "pick probed the driver"
+expect_eq "$OUT" "$RTX3090" "pick asked the driver: the 3090 is its 0"
+[[ $ERR != *"can only guess"* ]] || fail "pick guessed: $ERR"
+[[ -e $KEPT ]] || fail "pick did not keep the driver's order"
+rm "$KEPT"
 "$GPUPIN" "${SIM[@]}" release >/dev/null
 
 # The first ls asks the driver and numbers as it does, without --probe.
