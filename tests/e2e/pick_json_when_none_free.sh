@@ -12,4 +12,13 @@ expect_eq "$(jq -r '.verdicts[] | select(.gpu_index == 2) | .reason' <<<"$OUT" |
 expect_contains "$(jq -r .error <<<"$OUT")" "8 GPUs asked, only 6 available" "the reason"
 expect_contains "$ERR" "8 GPUs asked, only 6 available" "and the usual line on stderr"
 expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq '.leases | length')" 0 "nothing reserved"
+
+# A request no card could ever meet says so too, with no verdict to give.
+run_status "$GPUPIN" "${SIM[@]}" --json pick -n 9
+expect_eq "$STATUS" 3 "9 cards asked of 8"
+expect_eq "$(jq -c '[.exit_code, .verdicts]' <<<"$OUT")" '[3,[]]' "exit_code, and no verdicts"
+expect_eq "$(jq -r .error <<<"$OUT")" "asked for 9 GPUs but this machine has 8" "the reason"
+CUDA_VISIBLE_DEVICES=-1 run_status "$GPUPIN" "${SIM[@]}" --json pick
+expect_eq "$STATUS" 3 "an allocation of no card"
+expect_contains "$(jq -r .error <<<"$OUT")" "no GPU is in your allocation" "the reason"
 echo PASS
