@@ -43,8 +43,7 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
     // they go to stdout with the reason, and the exit status stays. A
     // request no card could ever meet (more cards than the machine or the
     // allocation has) has no verdicts, but a script still reads why.
-    if (world.options().json &&
-        (!verdicts.empty() || acquired.error().code == ExitCode::kNoGpu)) {
+    if (world.options().json && (!verdicts.empty() || acquired.error().code == ExitCode::kNoGpu)) {
       const nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
                                           {"error", acquired.error().message},
                                           {"exit_code", static_cast<int>(acquired.error().code)},
