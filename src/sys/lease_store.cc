@@ -277,14 +277,11 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
   std::vector<Lease> live;
   for (Lease& lease : ReadLeases()) {
     if (EvaluateLease(lease, facts) == LeaseState::kLive) {
-      // A reservation whose job has started is handed to the job, so that it
-      // ends when the job does rather than at its TTL. Only the owner can
-      // rewrite the file; others keep seeing a live reservation while the
-      // job runs, which is safe, only slower to free.
-      if (std::optional<Lease> handed = HandedToJob(lease, facts);
+      // Others keep seeing another user's reservation while its job runs,
+      // which is safe, only slower to free.
+      if (std::optional<Lease> handed = HandOverToJob(lease, facts);
           handed && lease.uid == geteuid()) {
         lease = std::move(*handed);
-        (void)UpdateLease(lease);
       }
       live.push_back(std::move(lease));
     } else {
@@ -292,6 +289,14 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
     }
   }
   return live;
+}
+
+std::optional<Lease> LeaseTransaction::HandOverToJob(const Lease& lease,
+                                                     const LivenessFacts& facts) {
+  std::optional<Lease> handed = HandedToJob(lease, facts);
+  if (handed && lease.uid == geteuid() && EvaluateLease(lease, facts) == LeaseState::kLive)
+    (void)UpdateLease(*handed);
+  return handed;
 }
 
 Status LeaseTransaction::AddLease(const Lease& lease) {
