@@ -74,6 +74,14 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   }
   world.Note(fmt::format("{} held while pid {} lives{}", DescribeChosen(*acquired), holder->pid,
                          options.ttl ? " (or until the TTL, and while its job runs)" : ""));
+  // Printed to a terminal, the lines set nothing, yet the cards stay held
+  // for the shell's life.
+  if (world.terminal().stdout_is_tty()) {
+    world.Note(fmt::format(
+        "these lines set nothing printed here: run eval \"$(gpupin env ...)\" instead, and end "
+        "this lease with gpupin release {}",
+        acquired->lease.id));
+  }
   return 0;
 }
 

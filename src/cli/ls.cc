@@ -185,7 +185,8 @@ std::string InPlace(const std::string& frame) {
 Result<int> Watch(World& world, GpuSource& gpus, CudaNumbering& numbering, const LsOptions& options,
                   double seconds) {
   InterruptGuard interrupt;
-  bool in_place = world.terminal().stdout_color() && !world.options().json;
+  // NO_COLOR asks for no colour, not for a scrolling table.
+  bool in_place = world.terminal().stdout_cursor() && !world.options().json;
   if (in_place) WriteAll("\x1b[?25l\x1b[2J");
   do {
     Result<std::string> frame = Frame(world, gpus, numbering, options, true);

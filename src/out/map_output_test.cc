@@ -10,7 +10,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Terminal kPlain(false, false);
+const Terminal kPlain(false, false, false, false);
 
 class MapOutputTest : public ::testing::Test {
  protected:

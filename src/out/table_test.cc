@@ -18,7 +18,7 @@ TEST(TableTest, PadsColumnsAndAlignsNumbersRight) {
 }
 
 TEST(TableTest, ColourCodesDoNotCountTowardsWidth) {
-  Terminal colored(true, false);
+  Terminal colored(true, false, true, true);
   Table table({{"A"}, {"B"}});
   table.AddRow({colored.Paint("x", Color::kRed), "y"});
   EXPECT_EQ(table.Render(), "A  B\n\x1b[31mx\x1b[0m  y\n");

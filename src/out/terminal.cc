@@ -8,8 +8,12 @@ namespace gpupin {
 
 Terminal Terminal::Detect(bool json_requested) {
   const char* no_color = std::getenv("NO_COLOR");
-  bool color_allowed = !json_requested && !(no_color && *no_color);
-  return Terminal(color_allowed && isatty(STDOUT_FILENO), isatty(STDERR_FILENO));
+  const char* term = std::getenv("TERM");
+  const bool dumb = term && std::string_view(term) == "dumb";
+  const bool color_allowed = !json_requested && !(no_color && *no_color) && !dumb;
+  const bool stdout_tty = isatty(STDOUT_FILENO);
+  return Terminal(color_allowed && stdout_tty, isatty(STDERR_FILENO), stdout_tty,
+                  stdout_tty && !dumb);
 }
 
 std::string Terminal::Paint(std::string_view text, Color color) const {
