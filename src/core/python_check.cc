@@ -34,7 +34,17 @@ constexpr std::string_view kLazyFramework = "torch";
 
 // torch.cuda calls that initialise CUDA (and with it read the variables).
 const std::set<std::string, std::less<>> kCudaInitCalls = {
-    "init", "set_device", "is_available", "device_count", "current_device",
+    "init",
+    "set_device",
+    "is_available",
+    "device_count",
+    "current_device",
+    "get_device_name",
+    "get_device_properties",
+    "get_device_capability",
+    "synchronize",
+    "mem_get_info",
+    "set_per_process_memory_fraction",
 };
 
 const std::set<std::string, std::less<>> kVariables = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
@@ -241,6 +251,7 @@ class FileParser {
     std::vector<Statement> statements = StatementSplitter(t_).Run();
     for (const Statement& s : statements) ParseImport(s);
     for (const Statement& s : statements) {
+      FindCudaDeviceName(s);
       for (size_t k = s.begin; k < s.end; ++k) {
         FindEnvironmentWrite(s, k);
         FindCudaInit(s, k);
@@ -397,29 +408,53 @@ class FileParser {
         {k, t_[k].line, fmt::format("torch.cuda.{}()", t_[call].text), s.scope});
   }
 
+  // `NAME = <a CUDA device>`: NAME then stands for one in `.to(NAME)` and
+  // `device=NAME` (`device = torch.device("cuda")`; `model.to(device)`).
+  // Naming a device initialises nothing; using it does.
+  void FindCudaDeviceName(const Statement& s) {
+    if (s.end - s.begin >= 3 && t_.IsName(s.begin) && t_.Op(s.begin + 1, "=") &&
+        NamesCuda(s.begin + 2, s.end)) {
+      cuda_device_names_.insert(std::string(t_[s.begin].text));
+    }
+  }
+
   // What puts a tensor or a model on the GPU, which initialises CUDA as the
-  // calls above do: `.cuda(`, `.to("cuda…"` and a `device="cuda…"` argument
-  // (not `torch.device("cuda")`, which only names a device).
+  // calls above do: `.cuda(`, `.to(D` and a `device=D` argument, where D
+  // names a CUDA device (not `torch.device("cuda")` alone, which only names
+  // one).
   void FindCudaTensor(const Statement& s, size_t k) {
     const bool method = k > s.begin && t_.Op(k - 1, ".");
     std::string call;
     if (method && t_.Name(k, "cuda") && t_.Op(k + 1, "(")) {
       call = ".cuda()";
     } else if (method && t_.Name(k, "to") && t_.Op(k + 1, "(") && NamesCuda(k + 2, s.end)) {
-      call = ".to(\"cuda\")";
+      call = fmt::format(".to({})", DeviceText(k + 2));
     } else if (!method && t_.Name(k, "device") && t_.Op(k + 1, "=") && k > s.begin &&
                (t_.Op(k - 1, "(") || t_.Op(k - 1, ",")) && NamesCuda(k + 2, s.end)) {
-      call = "a tensor on device=\"cuda\"";
+      call = fmt::format("a tensor on device={}", DeviceText(k + 2));
     } else {
       return;
     }
     parsed_.cuda_inits.push_back({k, t_[k].line, call, s.scope});
   }
 
-  // Whether the string literal at `i` names a CUDA device: "cuda", "cuda:1".
+  // Whether the expression at `i` names a CUDA device: a string "cuda" or
+  // "cuda:1", `torch.device(` of one, or a name assigned one before.
   bool NamesCuda(size_t i, size_t end) const {
+    if (i < end && t_.IsName(i) && cuda_device_names_.contains(t_[i].text) &&
+        (t_.Op(i + 1, ",") || t_.IsClose(i + 1)))
+      return true;
+    if (i + 4 < end && torch_.torch.contains(t_[i].text) && t_.Op(i + 1, ".") &&
+        t_.Name(i + 2, "device") && t_.Op(i + 3, "("))
+      i += 4;
     std::optional<std::string> value = t_.StringRun(i, end);
     return value && (*value == "cuda" || value->starts_with("cuda:"));
+  }
+
+  // How the finding quotes the device at `i` (NamesCuda held there).
+  std::string DeviceText(size_t i) const {
+    return cuda_device_names_.contains(t_[i].text) && !t_.Op(i + 1, ".") ? std::string(t_[i].text)
+                                                                         : "\"cuda\"";
   }
 
   // DataParallel(module, device_ids=None, output_device=None, dim=0).
@@ -457,6 +492,8 @@ class FileParser {
   TokenView t_;
   OsAliases aliases_;
   TorchAliases torch_;
+  // Names assigned a CUDA device so far, in the order statements run.
+  std::set<std::string, std::less<>> cuda_device_names_;
   ParsedFile parsed_;
 };
 

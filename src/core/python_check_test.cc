@@ -114,12 +114,34 @@ TEST(PythonCheckTest, ATensorOrModelOnTheGpuInitialisedCuda) {
   for (const auto& [line, call] : std::vector<std::pair<std::string, std::string>>{
            {"x = torch.zeros(3, device=\"cuda\")", "a tensor on device=\"cuda\""},
            {"x = torch.randn(3).to('cuda:0')", ".to(\"cuda\")"},
-           {"model = torch.nn.Linear(2, 2).cuda()", ".cuda()"}}) {
+           {"model = torch.nn.Linear(2, 2).cuda()", ".cuda()"},
+           {"model.to(torch.device(\"cuda\"))", ".to(\"cuda\")"},
+           {"print(torch.cuda.get_device_name(0))", "torch.cuda.get_device_name()"},
+           {"torch.cuda.synchronize()", "torch.cuda.synchronize()"},
+           {"free, total = torch.cuda.mem_get_info()", "torch.cuda.mem_get_info()"}}) {
     PythonFinding finding = FindingAfter(line);
     EXPECT_EQ(finding.kind, PythonFindingKind::kVisibilitySetAfterCudaInit) << line;
     EXPECT_THAT(finding.message, HasSubstr("CUDA_VISIBLE_DEVICES is set after " + call +
                                            " (line 3) initialised CUDA"));
   }
+}
+
+TEST(PythonCheckTest, ANameForACudaDeviceInitialisesCudaWhereItIsUsed) {
+  for (const auto& [use, call] : std::vector<std::pair<std::string, std::string>>{
+           {"model.to(device)", ".to(device)"},
+           {"x = torch.ones(2, device=device)", "a tensor on device=device"}}) {
+    auto findings = CheckPythonFiles({{"train.py",
+                                       "import os\nimport torch\ndevice = torch.device(\"cuda\" if "
+                                       "torch.backends.cudnn.enabled else \"cpu\")\n" +
+                                           use + "\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"}},
+                                     nullptr);
+    ASSERT_EQ(findings.size(), 1u) << use;
+    EXPECT_THAT(findings[0].message, HasSubstr("CUDA_VISIBLE_DEVICES is set after " + call +
+                                               " (line 4) initialised CUDA"));
+  }
+  // Another name, or the name used some other way, is no CUDA use.
+  EXPECT_EQ(FindingAfter("cpu = \"cpu\"; model.to(cpu)").kind,
+            PythonFindingKind::kVisibilitySetAfterHarmlessImport);
 }
 
 TEST(PythonCheckTest, NamingACudaDeviceInitialisesNothing) {
