@@ -10,6 +10,7 @@
 
 #include "cli/launch.h"
 #include "core/docker_args.h"
+#include "core/job_env.h"
 #include "core/units.h"
 #include "out/json_value.h"
 #include "sys/docker_client.h"
@@ -53,6 +54,14 @@ std::optional<std::string> ReadContainerId(const std::string& path) {
   return id;
 }
 
+// What a container on a shared card is started with, as `run` gives its
+// job (doc/policy.md): not MPS's memory limit, which needs the MPS pipe
+// inside the container.
+std::vector<std::pair<std::string, std::string>> ContainerSettings(const Acquired& acquired) {
+  if (!acquired.lease.shared_bytes) return {};
+  return SharedCardSettings();
+}
+
 Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest request) {
   Result<int64_t> ttl = ParseReservationTtlMs(options.ttl);
   if (!ttl.ok()) return ttl.error();
@@ -64,13 +73,17 @@ Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest
   request.reservation_ttl_ms = *ttl;
   Result<Acquired> acquired = AcquireGpus(world, request);
   if (!acquired.ok()) return acquired.error();
-  std::string value = DockerGpusValue(ChosenUuids(*acquired));
+  const std::vector<std::string> flags =
+      DockerFlags(ChosenUuids(*acquired), ContainerSettings(*acquired));
   if (world.options().json) {
     nlohmann::ordered_json out = AcquiredToJson(*acquired);
-    out["docker_args"] = {"--gpus", value};
+    out["docker_args"] = flags;
     std::printf("%s\n", JsonText(out).c_str());
   } else {
-    std::printf("--gpus '%s'\n", value.c_str());
+    // Quoted for a shell: the value of --gpus holds double quotes.
+    std::string line = "--gpus '" + flags[1] + "'";
+    for (size_t i = 2; i < flags.size(); ++i) line += " " + flags[i];
+    std::printf("%s\n", line.c_str());
   }
   return 0;
 }
@@ -88,7 +101,7 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   const std::vector<std::string>& args = world.command_args();
   // Checked before anything is chosen, with placeholder devices: a command
   // gpupin cannot rewrite must not take a lease.
-  Result<DockerInvocation> preview = RewriteDockerArgs(args, {"GPU"}, "cid");
+  Result<DockerInvocation> preview = RewriteDockerArgs(args, {"GPU"}, {}, "cid");
   if (!preview.ok()) return preview.error();
   if (Status exported = world.ExportSimulatedServer(); !exported.ok()) return exported.error();
   CidDirectory cid_directory;
@@ -112,8 +125,8 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   request->command = "docker " + LeaseCommand(args);
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();
-  Result<DockerInvocation> invocation =
-      RewriteDockerArgs(args, ChosenUuids(*acquired), cid_directory.file());
+  Result<DockerInvocation> invocation = RewriteDockerArgs(
+      args, ChosenUuids(*acquired), ContainerSettings(*acquired), cid_directory.file());
   if (!invocation.ok()) return invocation.error();
   std::vector<std::string> argv = {"docker"};
   argv.insert(argv.end(), invocation->args.begin(), invocation->args.end());
@@ -188,8 +201,10 @@ CommandSpec DockerCommand() {
       [](CLI::App& app) {
         auto options = std::make_shared<DockerOptions>();
         AddPolicyOptions(app, options->policy);
-        app.add_flag("--print", options->print,
-                     "only print the --gpus flag (reserving the GPUs, as pick does)");
+        app.add_flag(
+            "--print", options->print,
+            "only print the --gpus flag (and for --mem the -e settings), quoted for a shell's "
+            "eval, reserving the GPUs as pick does");
         app.add_option(
                "--ttl", options->ttl,
                "with --print: hold the reservation at most this long, more than 0 (default 60s)")

@@ -103,9 +103,10 @@ EnvChanges EnvironmentFor(const Acquired& acquired, bool uuids) {
   job.mps_running = acquired.lease.shared_bytes && MpsRunning();
   job.lease_id = acquired.lease.id;
   std::map<std::string, std::string> current;
-  for (const char* name : {"XLA_PYTHON_CLIENT_PREALLOCATE", "TF_FORCE_GPU_ALLOW_GROWTH",
-                           "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"}) {
-    if (const char* value = std::getenv(name)) current[name] = value;
+  std::vector<std::string> names = {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"};
+  for (const auto& setting : SharedCardSettings()) names.push_back(setting.first);
+  for (const std::string& name : names) {
+    if (const char* value = std::getenv(name.c_str())) current[name] = value;
   }
   return JobEnvironment(job, current);
 }

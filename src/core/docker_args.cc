@@ -139,9 +139,22 @@ std::string DockerGpusValue(const std::vector<std::string>& uuids) {
   return "\"device=" + devices + "\"";
 }
 
-Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
-                                           const std::vector<std::string>& uuids,
-                                           const std::string& our_cidfile) {
+std::vector<std::string> DockerFlags(
+    const std::vector<std::string>& uuids,
+    const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::vector<std::string> flags = {"--gpus", DockerGpusValue(uuids)};
+  for (const auto& [name, value] : settings) {
+    flags.emplace_back("-e");
+    flags.push_back(name);
+    flags.back().append("=").append(value);
+  }
+  return flags;
+}
+
+Result<DockerInvocation> RewriteDockerArgs(
+    const std::vector<std::string>& args, const std::vector<std::string>& uuids,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    const std::string& our_cidfile) {
   std::optional<size_t> subcommand = SubcommandPosition(args);
   if (!subcommand) {
     return MakeError(ExitCode::kUsage,
@@ -150,6 +163,8 @@ Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
   }
   DockerInvocation invocation;
   size_t position = *subcommand + 1;
+  std::set<std::string> user_env;  // names the command sets itself
+  bool env_file = false;
   // Only the client's options, up to the image name, are docker's; what
   // follows the image belongs to the container's command.
   for (size_t i = position; i < args.size(); ++i) {
@@ -167,10 +182,27 @@ Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
         invocation.cidfile = args[i + 1];
       }
     }
+    if (name == "--env-file") env_file = true;
+    // -e NAME, -e NAME=VALUE, -eNAME=VALUE, --env NAME=VALUE, --env=NAME=VALUE
+    std::optional<std::string> assignment;
+    if ((arg == "-e" || arg == "--env") && i + 1 < args.size()) {
+      assignment = args[i + 1];
+    } else if (arg.starts_with("--env=")) {
+      assignment = arg.substr(6);
+    } else if (arg.starts_with("-e") && arg.size() > 2 && arg[1] == 'e') {
+      assignment = arg.substr(arg[2] == '=' ? 3 : 2);
+    }
+    if (assignment) user_env.insert(NameOf(*assignment));
     if (IsDetachFlag(arg)) invocation.detached = true;
     if (arg.find('=') == std::string::npos && OptionsWithValues().contains(name)) ++i;
   }
-  std::vector<std::string> inserted = {"--gpus", DockerGpusValue(uuids)};
+  std::vector<std::pair<std::string, std::string>> ours;
+  if (!env_file) {
+    for (const auto& setting : settings) {
+      if (!user_env.contains(setting.first)) ours.push_back(setting);
+    }
+  }
+  std::vector<std::string> inserted = DockerFlags(uuids, ours);
   if (invocation.detached && !invocation.cidfile) {
     invocation.cidfile = our_cidfile;
     inserted.insert(inserted.end(), {"--cidfile", our_cidfile});

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -30,11 +31,20 @@ std::string DockerGpusValue(const std::vector<std::string>& uuids);
 // command line, so nothing else (an option such as "-f") may pass.
 bool IsContainerId(std::string_view id);
 
-// Inserts --gpus (and, for a detached run without its own --cidfile,
-// `--cidfile our_cidfile`). Usage errors: no run/create subcommand, or a
-// --gpus of the user's own (gpupin chooses the GPUs).
-Result<DockerInvocation> RewriteDockerArgs(const std::vector<std::string>& args,
-                                           const std::vector<std::string>& uuids,
-                                           const std::string& our_cidfile);
+// Inserts --gpus, `-e NAME=VALUE` for each of `settings` the command does
+// not set itself (none beside an --env-file, whose names cannot be seen:
+// the user's own value always wins), and, for a detached run without its
+// own --cidfile, `--cidfile our_cidfile`. Usage errors: no run/create
+// subcommand, or a --gpus of the user's own (gpupin chooses the GPUs).
+Result<DockerInvocation> RewriteDockerArgs(
+    const std::vector<std::string>& args, const std::vector<std::string>& uuids,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    const std::string& our_cidfile);
+
+// `--gpus VALUE` and the `-e NAME=VALUE` of `settings`: what --print
+// gives the user to put on a docker command line.
+std::vector<std::string> DockerFlags(
+    const std::vector<std::string>& uuids,
+    const std::vector<std::pair<std::string, std::string>>& settings);
 
 }  // namespace gpupin

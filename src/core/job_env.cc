@@ -4,6 +4,12 @@
 
 namespace gpupin {
 
+const std::vector<std::pair<std::string, std::string>>& SharedCardSettings() {
+  static const std::vector<std::pair<std::string, std::string>> kSettings = {
+      {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}, {"TF_FORCE_GPU_ALLOW_GROWTH", "true"}};
+  return kSettings;
+}
+
 EnvChanges JobEnvironment(const JobEnvRequest& request,
                           const std::map<std::string, std::string>& current) {
   EnvChanges changes;
@@ -14,8 +20,7 @@ EnvChanges JobEnvironment(const JobEnvRequest& request,
   auto set_unless_user_did = [&](const std::string& name, std::string value) {
     if (!current.contains(name)) changes[name] = std::move(value);
   };
-  set_unless_user_did("XLA_PYTHON_CLIENT_PREALLOCATE", "false");
-  set_unless_user_did("TF_FORCE_GPU_ALLOW_GROWTH", "true");
+  for (const auto& [name, value] : SharedCardSettings()) set_unless_user_did(name, value);
   if (request.mps_running) {
     // Ordinals in this variable are the child's own cuda:N, one limit each.
     uint64_t mebibytes = (*request.shared_bytes + (1ULL << 20) - 1) >> 20;

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpupin {
 
@@ -20,6 +22,10 @@ struct JobEnvRequest {
   bool mps_running = false;
   std::string lease_id;
 };
+
+// The framework settings a job on a shared card gets unless its user set
+// them: stop JAX and TensorFlow from taking the whole card at start.
+const std::vector<std::pair<std::string, std::string>>& SharedCardSettings();
 
 // `current` is the caller's environment: a value the user set themselves
 // for a framework knob always wins over ours. CUDA_VISIBLE_DEVICES and

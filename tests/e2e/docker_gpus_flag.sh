@@ -63,6 +63,16 @@ docker rm -f "$cid"
 # --print reserves and prints the flag only.
 run_status "$GPUPIN" "${SIM[@]}" docker --print
 expect_contains "$OUT" "--gpus '\"device=GPU-" "printed flag"
+# For a shared card, the framework settings a job gets, as -e flags, in a
+# line a shell's eval (or a paste) gives docker as it must read it.
+run_status "$GPUPIN" "${SIM[@]}" docker --print --mem 1G
+expect_eq "$STATUS" 0 "--print --mem"
+words=()
+eval "words=($OUT)"
+expect_eq "${#words[@]}" 6 "--gpus VALUE -e SETTING -e SETTING"
+[[ ${words[1]} =~ ^\"device=GPU-[0-9a-f-]+\"$ ]] || fail "the --gpus value docker gets: ${words[1]}"
+expect_eq "${words[*]:2}" "-e XLA_PYTHON_CLIENT_PREALLOCATE=false -e TF_FORCE_GPU_ALLOW_GROWTH=true" \
+  "the settings"
 run_status "$GPUPIN" "${SIM[@]}" docker --print -- run img
 expect_eq "$STATUS" 2 "--print with a docker command"
 expect_contains "$ERR" "--print runs no docker command" "says why"

@@ -16,7 +16,8 @@ expect_contains "$("$GPUPIN" --json leases)" '"leases": []' "the lease ended wit
 run_status env MEM=10G bash "$EXAMPLES/docker/run.sh" img
 expect_eq "$STATUS" 0 "run.sh with MEM"
 mapfile -d '' argv <"$FAKE_DOCKER_STATE/last-argv"
-expect_eq "${argv[*]}" "run --gpus \"device=$uuid0\" --rm img nvidia-smi -L" "the default command"
+expect_eq "${argv[*]}" "run --gpus \"device=$uuid0\" -e XLA_PYTHON_CLIENT_PREALLOCATE=false -e TF_FORCE_GPU_ALLOW_GROWTH=true --rm img nvidia-smi -L" \
+  "the default command, on a shared card with the framework settings"
 
 run_status bash "$EXAMPLES/docker/run.sh"
 expect_eq "$STATUS" 2 "run.sh without an image"
