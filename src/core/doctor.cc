@@ -44,11 +44,20 @@ Finding CheckNvml(const DoctorFacts& facts) {
     std::string lower = *facts.nvml_error;
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    f.fix = lower.find("mismatch") != std::string::npos
-                ? "the driver was upgraded but its kernel module was not reloaded: reboot, or "
-                  "reload the nvidia modules"
-                : "install or load the NVIDIA driver (nvidia-smi must work), or point --nvml / "
-                  "GPUPIN_NVML_LIBRARY at its libnvidia-ml.so.1";
+    if (lower.find("mismatch") != std::string::npos) {
+      f.fix =
+          "the driver was upgraded but its kernel module was not reloaded: reboot, or reload the "
+          "nvidia modules";
+    } else if (lower.find("no permission") != std::string::npos) {
+      // NVML_ERROR_NO_PERMISSION: the driver is there, its device files are not ours to open.
+      f.fix =
+          "check the permissions of /dev/nvidia* (ls -l /dev/nvidia*) and that you are in the "
+          "group that owns them (id), then log in again";
+    } else {
+      f.fix =
+          "install or load the NVIDIA driver (nvidia-smi must work), or point --nvml / "
+          "GPUPIN_NVML_LIBRARY at its libnvidia-ml.so.1";
+    }
     return f;
   }
   const Inventory& inv = facts.inventory;

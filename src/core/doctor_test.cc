@@ -106,6 +106,16 @@ TEST(DoctorNvmlTest, VersionMismatchErrorSaysToReload) {
   EXPECT_THAT(Only(facts, "nvml").fix, HasSubstr("reboot"));
 }
 
+TEST(DoctorNvmlTest, NoPermissionSaysToCheckTheDeviceFiles) {
+  DoctorFacts facts = HealthyFacts();
+  facts.nvml_error =
+      "no permission to use the NVIDIA driver (NVML: Insufficient Permissions); check the "
+      "permissions of /dev/nvidia* and your groups.";
+  const Finding f = Only(facts, "nvml");
+  EXPECT_THAT(f.fix, HasSubstr("/dev/nvidia*"));
+  EXPECT_THAT(f.fix, Not(HasSubstr("install or load")));
+}
+
 TEST(DoctorNvmlTest, WarnsWhenTheLibraryIsNotTheDriversOwn) {
   DoctorFacts facts = HealthyFacts();
   facts.inventory.nvml_version = "12.550.54.15";

@@ -60,7 +60,9 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
     line.minor_number = *gpu->minor_number;
     line.pci_bus_id = gpu->pci_bus_id;
     line.uuid = gpu->uuid;
-    if (gpu->cpu_affinity && topology.ok()) {
+    if (!gpu->cpu_affinity && topology.ok()) {
+      line.cores_left_out = "NVML gives no CPU affinity for it";
+    } else if (topology.ok()) {
       Result<std::string> indices = SlurmCoreIndices(*gpu->cpu_affinity, *topology);
       if (indices.ok()) {
         line.cores = *indices;
@@ -109,7 +111,8 @@ std::string RenderGresConf(const GresConf& conf) {
                        line.pci_bus_id, line.uuid);
   }
   for (const GresLeftOut& gpu : conf.left_out)
-    out += fmt::format("# GPU {} ({}) left out: {}\n", gpu.nvml_index, gpu.uuid, gpu.reason);
+    out += fmt::format("# GPU {}{} left out: {}\n", gpu.nvml_index,
+                       gpu.uuid.empty() ? "" : " (" + gpu.uuid + ")", gpu.reason);
   return out;
 }
 

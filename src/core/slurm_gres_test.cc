@@ -122,8 +122,17 @@ TEST(SlurmGresTest, GpuWithoutAffinityHasNoCores) {
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S")};
   inventory.gpus[0].cpu_affinity.reset();
   std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
-  EXPECT_THAT(conf, HasSubstr("File=/dev/nvidia0  # NVML index 0"));
-  EXPECT_THAT(conf, Not(HasSubstr("Cores=")));
+  EXPECT_THAT(conf, HasSubstr("# Cores= left out for GPU 0: NVML gives no CPU affinity for it\n"
+                              "Name=gpu Type=nvidia_l40s File=/dev/nvidia0  # NVML index 0"));
+}
+
+TEST(SlurmGresTest, AGpuLeftOutWithoutAUuidIsNamedByIndexAlone) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S")};
+  inventory.gpus[1].uuid.clear();
+  inventory.gpus[1].health_error = "reading the UUID failed (NVML: GPU is lost)";
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
+  EXPECT_THAT(conf, HasSubstr("# GPU 1 left out: reading the UUID failed (NVML: GPU is lost)\n"));
 }
 
 // The plan is what --json prints: the same facts as the text, as fields.

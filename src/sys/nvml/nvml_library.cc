@@ -80,8 +80,11 @@ NvmlFunctions ResolveFunctions(SymbolResolver& r) {
 
   r.Optional(f.driver_version, {"nvmlSystemGetDriverVersion"});
   r.Optional(f.nvml_version, {"nvmlSystemGetNVMLVersion"});
-  r.Optional(f.cuda_driver_version,
-             {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
+  // Both asked, newest first: _v2 reads the installed libcuda and fails
+  // without one (a container without the compute capability), where the
+  // older one still gives the version the driver supports.
+  r.Optional(f.cuda_driver_version, {"nvmlSystemGetCudaDriverVersion_v2"});
+  r.Optional(f.cuda_driver_version_v1, {"nvmlSystemGetCudaDriverVersion"});
   r.Optional(f.utilization, {"nvmlDeviceGetUtilizationRates"});
   r.Optional(f.temperature, {"nvmlDeviceGetTemperature"});
   r.Optional(f.power_usage, {"nvmlDeviceGetPowerUsage"});

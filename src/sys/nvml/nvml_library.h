@@ -39,7 +39,8 @@ struct NvmlFunctions {
   // Optional.
   nvmlSystemGetString_fn driver_version = nullptr;
   nvmlSystemGetString_fn nvml_version = nullptr;
-  nvmlSystemGetCudaDriverVersion_fn cuda_driver_version = nullptr;
+  nvmlSystemGetCudaDriverVersion_fn cuda_driver_version = nullptr;  // _v2
+  nvmlSystemGetCudaDriverVersion_fn cuda_driver_version_v1 = nullptr;
   nvmlDeviceGetUtilizationRates_fn utilization = nullptr;
   nvmlDeviceGetTemperature_fn temperature = nullptr;
   nvmlDeviceGetUint_fn power_usage = nullptr;

@@ -292,9 +292,12 @@ class NvmlSource final : public GpuSource {
     versions_read_ = true;
     driver_version_ = SystemString(fn_.driver_version);
     nvml_version_ = SystemString(fn_.nvml_version);
-    if (int version = 0;
-        fn_.cuda_driver_version && fn_.cuda_driver_version(&version) == NVML_SUCCESS) {
-      cuda_driver_version_ = version;
+    for (nvmlSystemGetCudaDriverVersion_fn fn :
+         {fn_.cuda_driver_version, fn_.cuda_driver_version_v1}) {
+      if (int version = 0; fn && fn(&version) == NVML_SUCCESS) {
+        cuda_driver_version_ = version;
+        break;
+      }
     }
   }
 

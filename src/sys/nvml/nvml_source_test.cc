@@ -386,6 +386,14 @@ TEST_F(SimNvmlTest, UnsupportedGraphicsListLeavesTheComputeListKnown) {
       << "jobs run in the compute list: without it the card's processes are unknown";
 }
 
+TEST_F(SimNvmlTest, CudaVersionFallsBackToV1WithoutLibcuda) {
+  json scenario = Fixture();
+  scenario["errors"] = {{"nvmlSystemGetCudaDriverVersion_v2", "LIBRARY_NOT_FOUND"}};
+  const std::optional<int> version = Snapshot(scenario).cuda_driver_version;
+  EXPECT_TRUE(version.has_value());
+  EXPECT_GT(version.value_or(0), 0);
+}
+
 TEST_F(SimNvmlTest, ProcessesWithoutPermissionAreUnknownNotIdle) {
   json scenario = Fixture();
   scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses", "NO_PERMISSION"}};
