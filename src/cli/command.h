@@ -24,6 +24,9 @@ struct CommandSpec {
   // Reads every other command's options (config, completion): all are
   // built before it, not only the command that runs.
   bool reads_every_command = false;
+  // What the usage line of --help shows after [OPTIONS] ("-- COMMAND
+  // [ARGS...]" for run); empty for most.
+  std::string_view usage_tail = "";
 };
 
 }  // namespace gpupin

@@ -122,9 +122,21 @@ void AddGlobalOptionsReminder(CLI::App& command) {
   for (CLI::App* nested : command.get_subcommands({})) AddGlobalOptionsReminder(*nested);
 }
 
-// Help without CLI11's notation for a negated flag (`--near, --no-near{false}`).
+// Help without CLI11's notation for a negated flag (`--near, --no-near{false}`),
+// and with what a command takes after "--" in its usage line.
 class HelpFormatter : public CLI::Formatter {
  public:
+  explicit HelpFormatter(std::map<std::string, std::string> usage_tails)
+      : usage_tails_(std::move(usage_tails)) {}
+
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string usage = CLI::Formatter::make_usage(app, std::move(name));
+    auto tail = usage_tails_.find(app->get_name());
+    if (tail == usage_tails_.end() || usage.empty() || usage.back() != '\n') return usage;
+    usage.insert(usage.size() - 1, " " + tail->second);
+    return usage;
+  }
+
   std::string make_option_name(const CLI::Option* option, bool is_positional) const override {
     std::string name = CLI::Formatter::make_option_name(option, is_positional);
     for (size_t open = name.find('{'); open != std::string::npos; open = name.find('{', open)) {
@@ -134,6 +146,9 @@ class HelpFormatter : public CLI::Formatter {
     }
     return name;
   }
+
+ private:
+  std::map<std::string, std::string> usage_tails_;
 };
 
 // The names an option of `command` (or a global one) can be typed with:
@@ -255,7 +270,12 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   const BuildRestOfCommands build_rest = [&] {
     for (const CommandSpec& command : commands) build(command);
   };
-  app.formatter(std::make_shared<HelpFormatter>());
+  std::map<std::string, std::string> usage_tails;
+  for (const CommandSpec& command : commands) {
+    if (!command.usage_tail.empty())
+      usage_tails[std::string(command.name)] = std::string(command.usage_tail);
+  }
+  app.formatter(std::make_shared<HelpFormatter>(std::move(usage_tails)));
   app.set_version_flag("--version", VersionLine(GPUPIN_VERSION, kGitDescribe));
   app.require_subcommand(0, 1);
   GlobalOptions globals;

@@ -8,14 +8,18 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "cli/machine_state.h"
+#include "core/policy.h"
 #include "core/printable.h"
+#include "core/units.h"
 #include "out/inventory_json.h"
 #include "out/json_value.h"
 #include "out/table.h"
 #include "sys/procfs.h"
+#include "sys/state_dir.h"
 #include "sys/user_groups.h"
 
 namespace gpupin {
@@ -89,11 +93,26 @@ std::string GivenFrom(const CLI::App& app, const CLI::Option& option,
   return "command line";
 }
 
+// What an option means when nobody sets it, where its variable's own
+// default ("", 0) would say nothing or mislead.
+std::optional<std::string> DefaultMeaning(const std::string& key) {
+  if (key == "max-used") {
+    return fmt::format("{}, shared: {}%", FormatBytes(kDefaultExclusiveMaxUsedBytes),
+                       kDefaultSharedMaxUsedPercent);
+  }
+  if (key == "max-util") return fmt::format("{}%, shared: none", kDefaultExclusiveMaxUtilPercent);
+  if (key == "near") return "on";
+  if (key == "watch") return "off; --watch alone: 2";
+  if (key == "state-dir") return ChooseStateDirPath(std::nullopt);
+  return std::nullopt;
+}
+
 std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sources,
                                  const std::map<std::string, std::string>& built_in) {
   std::vector<SettingRow> rows;
   std::set<std::string> seen;
   auto built_in_value = [&](const std::string& key) {
+    if (std::optional<std::string> meaning = DefaultMeaning(key)) return *meaning;
     auto it = built_in.find(key);
     // An option with no value of its own ("" or an empty list "[]").
     return it == built_in.end() || it->second.empty() || it->second == "[]" ? std::string("-")
@@ -103,8 +122,13 @@ std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sourc
     if (!Listed(*option)) continue;
     const std::string key = KeyOf(*option);
     seen.insert(key);
+    // GPUPIN_NVML_LIBRARY is read where the library is opened
+    // (NvmlLibraryCandidates), not by CLI11, which does not count it given.
+    const char* nvml_variable = key == "nvml" ? std::getenv("GPUPIN_NVML_LIBRARY") : nullptr;
     if (option->count() > 0) {
       rows.push_back({key, Joined(option->results()), GivenFrom(app, *option, sources)});
+    } else if (nvml_variable && *nvml_variable) {
+      rows.push_back({key, nvml_variable, "environment GPUPIN_NVML_LIBRARY"});
     } else {
       rows.push_back({key, built_in_value(key), "built in"});
     }

@@ -214,7 +214,9 @@ CommandSpec DockerCommand() {
           return Docker(world, *options, app.count("--wait") > 0);
         };
       },
-      /*runs_command=*/true};
+      /*runs_command=*/true,
+      /*reads_every_command=*/false,
+      /*usage_tail=*/"-- run|create [DOCKER OPTIONS] IMAGE [ARGS...]"};
 }
 
 }  // namespace gpupin

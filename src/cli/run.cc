@@ -234,7 +234,9 @@ CommandSpec RunCommand() {
               return Run(world, *options, app.count("--wait") > 0, app.count("--verify") > 0);
             };
           },
-          /*runs_command=*/true};
+          /*runs_command=*/true,
+          /*reads_every_command=*/false,
+          /*usage_tail=*/"-- COMMAND [ARGS...]"};
 }
 
 }  // namespace gpupin

@@ -59,9 +59,6 @@
 namespace gpupin {
 namespace {
 
-constexpr uint64_t kDefaultExclusiveMaxUsedBytes = uint64_t{1} << 30;
-constexpr double kDefaultSharedMaxUsedPercent = 80;
-constexpr double kDefaultExclusiveMaxUtilPercent = 10;
 constexpr size_t kMaxCommandChars = 48;
 constexpr size_t kMaxIdChars = 64;
 

@@ -23,6 +23,11 @@ struct UsageLimit {
   std::optional<double> percent;
 };
 
+// What a card may use and still be free, unless the request says.
+constexpr uint64_t kDefaultExclusiveMaxUsedBytes = uint64_t{1} << 30;
+constexpr double kDefaultSharedMaxUsedPercent = 80;
+constexpr double kDefaultExclusiveMaxUtilPercent = 10;
+
 enum class Preference { kFree, kUtil, kIndex };
 
 struct Request {

@@ -77,4 +77,16 @@ expect_eq "$(jq -c .limits <<<"$OUT")" "$limits" "the limits, whatever the envir
 run_status "$GPUPIN" --simulate "$scenario" config
 expect_contains "$OUT" "files: admin $admin, user $XDG_CONFIG_HOME/gpupin/config.toml (none)" "the files"
 expect_contains "$OUT" "you (root): hold 2 GPUs; the most you may hold: max_gpus_per_user = 3 in $admin:5" "the holdings"
+
+# Built-in defaults say what they mean, not the empty value behind them.
+run_status env GPUPIN_NVML_LIBRARY=/elsewhere/libnvidia-ml.so.1 "$GPUPIN" --json config
+for row in "max-util:10%, shared: none" "near:on" "watch:off; --watch alone: 2" \
+  "state-dir:$GPUPIN_STATE_DIR" "nvml:/elsewhere/libnvidia-ml.so.1"; do
+  expect_eq "$(setting "$OUT" "${row%%:*}" value)" "${row#*:}" "config's ${row%%:*}"
+done
+expect_eq "$(setting "$OUT" nvml from)" "environment GPUPIN_NVML_LIBRARY" "where nvml comes from"
+env -u GPUPIN_STATE_DIR "$GPUPIN" --json config >"$TEST_TMP/bare.json"
+expect_eq "$(setting "$(cat "$TEST_TMP/bare.json")" state-dir value)" "$(
+  [[ -d /run/gpupin && -w /run/gpupin ]] && echo /run/gpupin || echo /tmp/gpupin
+)" "the default state directory"
 echo PASS
