@@ -16,6 +16,7 @@
 #include "core/cuda_visible.h"
 #include "core/printable.h"
 #include "core/queue_decision.h"
+#include "core/slurm_ids.h"
 #include "core/time_format.h"
 #include "sys/change_watch.h"
 #include "sys/environment.h"
@@ -241,6 +242,13 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
   if (visibility.cuda_visible_devices)
     allowed_by = "CUDA_VISIBLE_DEVICES=" + *visibility.cuda_visible_devices;
+  if (const char* slurm_job = std::getenv("SLURM_JOB_ID");
+      slurm_job && !SlurmGpus(visibility) && !visibility.cuda_visible_devices) {
+    world.Note(fmt::format(
+        "inside Slurm job {}, which was given no GPU (SLURM_JOB_GPUS unset): the card chosen may "
+        "be one Slurm gives another job; ask Slurm for the GPUs (--gres=gpu:N)",
+        slurm_job));
+  }
 
   const HouseRules& rules = world.rules();
   // Each user's caps, as the rules set them for that user and their groups.
@@ -342,6 +350,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       if (!snapshot.ok()) return give_up(snapshot.error());
       GpuProcessFacts processes = DescribeGpuProcesses(*snapshot, procfs);
       look = Look{std::move(*snapshot), std::move(processes), taken};
+      // Slurm's global ids that CUDA would read as other cards: no choice
+      // among them keeps this job on its allocation.
+      if (std::optional<SlurmIdsMisread> misread =
+              SlurmIdsMisreadByCuda(visibility, look->inventory.gpus)) {
+        return give_up(MakeError(ExitCode::kError, misread->problem + "; " + misread->fix));
+      }
       // Probes here, if it must, so that the transaction finds the answer.
       (void)AllowedGpus(numbering, look->inventory, visibility);
     }

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/gpu_process_walk.h"
+#include "core/slurm_ids.h"
 #include "core/units.h"
 
 namespace gpupin {
@@ -215,54 +216,42 @@ Finding CheckDeviceOrder(const DoctorFacts& facts) {
           "export CUDA_DEVICE_ORDER=PCI_BUS_ID (gpupin run sets it for its jobs)"};
 }
 
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> out;
-  while (true) {
-    size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    out.emplace_back(item);
-    if (comma == std::string_view::npos) return out;
-    text.remove_prefix(comma + 1);
-  }
-}
-
 Finding CheckSlurm(const DoctorFacts& facts) {
   const VisibilityEnv& env = facts.env;
-  const std::optional<std::string>& job_gpus =
-      env.slurm_step_gpus ? env.slurm_step_gpus : env.slurm_job_gpus;
-  if (!facts.slurm_job_id && !job_gpus) return {"slurm", Verdict::kOk, "not in a Slurm job", ""};
+  const std::optional<SlurmGpuIds> slurm = SlurmGpus(env);
+  if (!facts.slurm_job_id && !slurm) return {"slurm", Verdict::kOk, "not in a Slurm job", ""};
   std::string job = fmt::format("Slurm job {}", facts.slurm_job_id.value_or("?"));
-  const char* variable = env.slurm_step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-  if (!job_gpus || !env.cuda_visible_devices) {
+  if (!slurm && !env.cuda_visible_devices) {
+    return {"slurm", Verdict::kWarn,
+            fmt::format("{} was given no GPU (SLURM_JOB_GPUS unset), yet it sees {} GPU(s): a "
+                        "card chosen here may be one Slurm gives another job",
+                        job, facts.inventory.gpus.size()),
+            "ask Slurm for the GPUs the job uses (--gres=gpu:N, or --gpus=N)"};
+  }
+  if (!slurm || !env.cuda_visible_devices) {
     return {"slurm", Verdict::kOk,
-            fmt::format("{}: {}={}, CUDA_VISIBLE_DEVICES={}", job, variable, Quoted(job_gpus),
+            fmt::format("{}: SLURM_JOB_GPUS={}, CUDA_VISIBLE_DEVICES={}", job,
+                        Quoted(slurm ? std::optional<std::string>(slurm->value) : std::nullopt),
                         Quoted(env.cuda_visible_devices)),
             ""};
   }
-  std::vector<std::string> global_ids = SplitList(*job_gpus);
-  bool copied = SplitList(*env.cuda_visible_devices) == global_ids;
+  if (std::optional<SlurmIdsMisread> misread = SlurmIdsMisreadByCuda(env, facts.inventory.gpus)) {
+    return {"slurm", Verdict::kFail, job + ": " + misread->problem, misread->fix};
+  }
+  bool copied = SplitIdList(*env.cuda_visible_devices) == slurm->ids;
   // Global ids that happen to be 0..n-1 are also the local ones: copying them is harmless.
   bool local_already = true;
-  for (size_t i = 0; i < global_ids.size(); ++i) {
-    local_already = local_already && global_ids[i] == std::to_string(i);
+  for (size_t i = 0; i < slurm->ids.size(); ++i) {
+    local_already = local_already && slurm->ids[i] == std::to_string(i);
   }
   std::string evidence = fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\", {}=\"{}\"", job,
-                                     *env.cuda_visible_devices, variable, *job_gpus);
+                                     *env.cuda_visible_devices, slurm->variable, slurm->value);
   if (!copied || local_already) return {"slurm", Verdict::kOk, evidence, ""};
   // Without a device cgroup (ConstrainDevices=no) the job sees every GPU of
   // the node, and Slurm itself sets the global ids, which are then the right
   // ones: a copy is wrong only where the cgroup hides the other GPUs.
   size_t seen = facts.inventory.gpus.size();
-  bool whole_node_seen =
-      seen > global_ids.size() &&
-      std::all_of(global_ids.begin(), global_ids.end(), [&](const std::string& id) {
-        unsigned index = 0;
-        auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), index);
-        return error == std::errc() && end == id.data() + id.size() && index < seen;
-      });
-  if (whole_node_seen) {
+  if (SeesWholeNode(*slurm, seen)) {
     return {"slurm", Verdict::kOk,
             fmt::format("{}; global ids are right here: all {} GPUs of the node are visible (no "
                         "device cgroup)",
@@ -272,7 +261,7 @@ Finding CheckSlurm(const DoctorFacts& facts) {
   return {"slurm", Verdict::kWarn,
           fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is a copy of {}, which holds global GPU ids; "
                       "inside the job's device cgroup the {} GPU(s) it sees are numbered from 0",
-                      *env.cuda_visible_devices, variable, facts.inventory.gpus.size()),
+                      *env.cuda_visible_devices, slurm->variable, seen),
           "do not copy it: Slurm sets CUDA_VISIBLE_DEVICES for each step; unset yours, or use "
           "UUIDs"};
 }

@@ -283,6 +283,32 @@ TEST(DoctorSlurmTest, OkWhenGlobalIdsAreRightBecauseNoCgroupHidesTheNode) {
   EXPECT_EQ(Only(facts, "slurm").verdict, Verdict::kWarn);
 }
 
+TEST(DoctorSlurmTest, FailsWhereCudaReadsGlobalIdsAsOtherCards) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus = {MakeGpu(0, "NVIDIA GeForce RTX 2080 Ti"), MakeGpu(1, "NVIDIA RTX A6000"),
+                          MakeGpu(2, "NVIDIA GeForce RTX 3090"), MakeGpu(3, "NVIDIA RTX A6000")};
+  facts.slurm_job_id = "4711";
+  facts.env.slurm_step_gpus = facts.env.cuda_visible_devices = "0,2";
+  Finding f = Only(facts, "slurm");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("they name other cards than Slurm gave this job"));
+  EXPECT_THAT(f.fix, HasSubstr("export CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+
+  facts.env.cuda_device_order = "PCI_BUS_ID";
+  EXPECT_THAT(Only(facts, "slurm").evidence, HasSubstr("global ids are right here"));
+}
+
+TEST(DoctorSlurmTest, WarnsInAJobGivenNoGpu) {
+  DoctorFacts facts = HealthyFacts();
+  facts.slurm_job_id = "4711";
+  const Finding f = Only(facts, "slurm");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence,
+            "Slurm job 4711 was given no GPU (SLURM_JOB_GPUS unset), yet it sees 2 GPU(s): a card "
+            "chosen here may be one Slurm gives another job");
+  EXPECT_THAT(f.fix, HasSubstr("--gres=gpu:N"));
+}
+
 TEST(DoctorSlurmTest, StepGpusWinOverJobGpus) {
   DoctorFacts facts = HealthyFacts();
   facts.env.slurm_job_gpus = "2,3";

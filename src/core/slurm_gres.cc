@@ -6,6 +6,8 @@
 #include <cctype>
 #include <map>
 
+#include "core/cuda_visible.h"
+
 namespace gpupin {
 
 std::string SlurmGpuType(const std::string& name) {
@@ -21,16 +23,19 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
   std::vector<const Gpu*> skipped;
   std::map<std::string, int> count_by_type;
   for (const Gpu& gpu : inventory.gpus) {
-    if (!gpu.healthy() || !gpu.minor_number) {
+    if (!gpu.healthy() || !gpu.minor_number || gpu.mig_enabled.value_or(false)) {
       skipped.push_back(&gpu);
       continue;
     }
     gpus.push_back(&gpu);
     ++count_by_type[SlurmGpuType(gpu.name)];
   }
-  auto by_index = [](const Gpu* a, const Gpu* b) { return a->index < b->index; };
-  std::sort(gpus.begin(), gpus.end(), by_index);
-  std::sort(skipped.begin(), skipped.end(), by_index);
+  // In PCI bus order, which NVML's numbering need not follow.
+  auto by_bus = [&](const Gpu* a, const Gpu* b) {
+    return PciBusOrdinal(inventory.gpus, a->index) < PciBusOrdinal(inventory.gpus, b->index);
+  };
+  std::sort(gpus.begin(), gpus.end(), by_bus);
+  std::sort(skipped.begin(), skipped.end(), by_bus);
 
   GresConf conf;
   conf.hostname = hostname;
@@ -48,6 +53,13 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
         "GPUs are left out (below), so Slurm's numbers for the GPUs after GPU {} differ from "
         "NVML's.",
         skipped.front()->index));
+  }
+  if (count_by_type.size() > 1) {
+    conf.notes.emplace_back(
+        "Several models: Slurm may number typed GPUs type by type, in the order of the types in "
+        "Gres= (22.05 does), not by line; a job's global ids then differ from PCI bus order. "
+        "Constrain devices (ConstrainDevices=yes in cgroup.conf: a job sees only its GPUs, "
+        "numbered from 0), or leave Type= out to keep Slurm's numbers in line order.");
   }
   if (!topology.ok())
     conf.notes.push_back(
@@ -79,8 +91,12 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
         "tree with them.");
   }
   for (const Gpu* gpu : skipped) {
-    conf.left_out.push_back({gpu->index, gpu->uuid,
-                             gpu->healthy() ? "NVML gives no minor number" : *gpu->health_error});
+    std::string reason = !gpu->healthy() ? *gpu->health_error
+                         : gpu->minor_number
+                             ? "in MIG mode: give Slurm its MIG devices (MultipleFiles= in "
+                               "gres.conf, or AutoDetect=nvml), not the whole card"
+                             : "NVML gives no minor number";
+    conf.left_out.push_back({gpu->index, gpu->uuid, std::move(reason)});
   }
   return conf;
 }

@@ -126,6 +126,26 @@ TEST(SlurmGresTest, GpuWithoutAffinityHasNoCores) {
                               "Name=gpu Type=nvidia_l40s File=/dev/nvidia0  # NVML index 0"));
 }
 
+TEST(SlurmGresTest, ACardInMigModeIsLeftOutAsAWholeCard) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA A100-SXM4-40GB"), MakeGpu(1, 1, "NVIDIA A100-SXM4-40GB")};
+  inventory.gpus[0].mig_enabled = true;
+  std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
+  EXPECT_THAT(conf, HasSubstr("# GPU 0 (GPU-0) left out: in MIG mode: give Slurm its MIG devices"));
+  EXPECT_THAT(conf, Not(HasSubstr("File=/dev/nvidia0")));
+  EXPECT_THAT(conf, HasSubstr("Gres=gpu:nvidia_a100-sxm4-40gb:1\n"));
+}
+
+TEST(SlurmGresTest, SeveralModelsSayHowSlurmNumbersTypedGpus) {
+  Inventory inventory;
+  inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S")};
+  EXPECT_THAT(RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded())),
+              Not(HasSubstr("Several models")));
+  inventory.gpus[1].name = "NVIDIA RTX A6000";
+  EXPECT_THAT(RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded())),
+              HasSubstr("Several models: Slurm may number typed GPUs type by type"));
+}
+
 TEST(SlurmGresTest, AGpuLeftOutWithoutAUuidIsNamedByIndexAlone) {
   Inventory inventory;
   inventory.gpus = {MakeGpu(0, 0, "NVIDIA L40S"), MakeGpu(1, 1, "NVIDIA L40S")};

@@ -22,7 +22,9 @@ expect_eq "$(jq -r '.lines[1] | [.gpu_index, .type, .file, .cores] | join(" ")' 
 expect_eq "$(jq -r '.node_gres' <<<"$OUT")" \
   "gpu:nvidia_geforce_rtx_2080_ti:2,gpu:nvidia_geforce_rtx_3090:2,gpu:nvidia_rtx_a6000:4" "node_gres"
 expect_eq "$(jq -r '[.schema_version, (.left_out | length), (.notes | length)] | join(" ")' <<<"$OUT")" \
-  "2 0 0" "schema version; nothing left out, nothing to note"
+  "2 0 1" "schema version; nothing left out, one note"
+expect_contains "$(jq -r '.notes[0]' <<<"$OUT")" "Several models: Slurm may number typed GPUs type by type" \
+  "the note on several models"
 
 # Minor numbers out of PCI bus order: the lines stay in PCI bus order, and say so.
 fixture="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/server-4gpu-ht-minors.json"
