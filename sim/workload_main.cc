@@ -181,6 +181,13 @@ int main(int argc, char** argv) {
   app.add_option("--gpus", options.gpus,
                  "hold these GPUs (NVML indices or UUIDs, comma-separated, one kind) whatever the "
                  "environment says: simulates CUDA_VISIBLE_DEVICES set after CUDA initialised");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version are ParseErrors that exit 0; the rest is a bad
+    // option, exit 2 as documented, not CLI11's own code.
+    const int status = app.exit(error);
+    return status == 0 ? 0 : 2;
+  }
   return gpupin::sim::Run(options, began);
 }

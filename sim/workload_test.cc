@@ -168,6 +168,12 @@ TEST_F(SimWorkload, KilledWorkloadVanishesFromTheRegistry) {
 TEST_F(SimWorkload, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(Wait(Start({}, {"--mem", "lots"})), 2);
   EXPECT_NE(Stderr().find("invalid size 'lots'"), std::string::npos);
+  // What CLI11 itself refuses, too: an unknown option, a missing value, a
+  // value of the wrong kind.
+  EXPECT_EQ(Wait(Start({}, {"--bogus"})), 2);
+  EXPECT_EQ(Wait(Start({}, {"--seconds"})), 2);
+  EXPECT_EQ(Wait(Start({}, {"--seconds", "abc"})), 2);
+  EXPECT_EQ(Wait(Start({}, {"--help"})), 0);
 }
 
 }  // namespace

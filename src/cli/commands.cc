@@ -318,8 +318,8 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   // CLI11 lists the commands itself, under "Subcommands:".
   app.footer(fmt::format(
       "Exit codes: 0 ok, 1 error, 2 usage, 3 no GPU available, 4 NVML/driver unavailable;\n"
-      "`run` exits with its command's status (127: not found or not started, 126: not\n"
-      "an executable file).\n"
+      "`run` and `docker` exit with their command's status (127: not found or not\n"
+      "started, 126: not an executable file).\n"
       "Config files: the admin's {} (defaults, and house rules for\n"
       "everyone) and your ~/.config/gpupin/config.toml ($XDG_CONFIG_HOME); gpupin config\n"
       "shows every setting and where it came from (doc/config.md).",

@@ -118,6 +118,42 @@ nlohmann::ordered_json GpuToJson(const Gpu& gpu, GpuFacts facts) {
   return json;
 }
 
+namespace {
+
+const char* TopologyLevelId(TopologyLevel level) {
+  switch (level) {
+    case TopologyLevel::kInternal:
+      return "same_board";
+    case TopologyLevel::kSingle:
+      return "pcie_switch";
+    case TopologyLevel::kMultiple:
+      return "pcie_switches";
+    case TopologyLevel::kHostBridge:
+      return "host_bridge";
+    case TopologyLevel::kNode:
+      return "numa_node";
+    case TopologyLevel::kSystem:
+      return "system";
+  }
+  return "system";
+}
+
+// Every pair of GPUs once, by NVML index, with what joins them.
+nlohmann::ordered_json TopologyToJson(const Inventory& inventory) {
+  nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < inventory.topology.size() && i < inventory.gpus.size(); ++i) {
+    for (size_t j = i + 1; j < inventory.topology[i].size() && j < inventory.gpus.size(); ++j) {
+      const std::optional<TopologyLevel>& level = inventory.topology[i][j];
+      pairs.push_back({{"gpus", {inventory.gpus[i].index, inventory.gpus[j].index}},
+                       {"level", level ? nlohmann::ordered_json(TopologyLevelId(*level))
+                                       : nlohmann::ordered_json()}});
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
 nlohmann::ordered_json InventoryToJson(const Inventory& inventory, GpuFacts facts) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (const Gpu& gpu : inventory.gpus) gpus.push_back(GpuToJson(gpu, facts));
@@ -126,12 +162,14 @@ nlohmann::ordered_json InventoryToJson(const Inventory& inventory, GpuFacts fact
     cuda = fmt::format("{}.{}", *inventory.cuda_driver_version / 1000,
                        (*inventory.cuda_driver_version % 1000) / 10);
   }
-  return {{"schema_version", kJsonSchemaVersion},
-          {"simulated", inventory.simulated},
-          {"driver_version", OrNull(inventory.driver_version)},
-          {"nvml_version", OrNull(inventory.nvml_version)},
-          {"cuda_driver_version", cuda},
-          {"gpus", std::move(gpus)}};
+  nlohmann::ordered_json json = {{"schema_version", kJsonSchemaVersion},
+                                 {"simulated", inventory.simulated},
+                                 {"driver_version", OrNull(inventory.driver_version)},
+                                 {"nvml_version", OrNull(inventory.nvml_version)},
+                                 {"cuda_driver_version", cuda},
+                                 {"gpus", std::move(gpus)}};
+  if (facts & gpu_facts::kTopology) json["topology"] = TopologyToJson(inventory);
+  return json;
 }
 
 }  // namespace gpupin

@@ -36,6 +36,8 @@ for json in "" --json; do
 done
 traced "$GPUPIN" --simulate "$LAB" --json ls --all
 (($(calls nvmlDeviceGetTopologyCommonAncestor) == 28)) || fail "ls --all reads the topology of every pair"
+expect_eq "$(jq '.topology | length' <<<"$OUT")" 28 "and shows it: every pair once"
+expect_eq "$(jq -c '.topology[0]' <<<"$OUT")" '{"gpus":[0,1],"level":"pcie_switch"}' "a pair and its level"
 (($(calls nvmlDeviceGetCpuAffinity) == 8)) || fail "ls --all reads every card's affinity"
 expect_eq "$(jq -r '.gpus[0].compute_mode' <<<"$OUT")" default "ls --all shows the compute mode"
 
