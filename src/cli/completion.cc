@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/machine_state.h"
 
 namespace gpupin {
 namespace {
@@ -100,10 +101,12 @@ Result<int> ListIds(World& world, const std::string& what) {
   if (!store.ok()) return store.error();
   Result<std::vector<Lease>> leases = (*store)->ReadLeases();
   if (!leases.ok()) return leases.error();
-  // `release` ends only the user's own.
+  // `release` ends only the user's own, and only what still holds.
   const auto uid = static_cast<uint32_t>(getuid());
+  const LivenessFacts facts = MakeLivenessFacts(Inventory{}, world.procfs());
   for (const Lease& lease : *leases) {
-    if (lease.uid == uid) std::printf("%s\n", lease.id.c_str());
+    if (lease.uid == uid && EvaluateLease(lease, facts) == LeaseState::kLive)
+      std::printf("%s\n", lease.id.c_str());
   }
   return 0;
 }

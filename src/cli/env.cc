@@ -51,7 +51,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   // by its own command line: `leases` and a refusal then say what holds the card.
   std::optional<std::string> holder_command =
       options.for_pid ? world.procfs().Cmdline(holder->pid) : std::nullopt;
-  request->command = holder_command.value_or(fmt::format("env for shell pid {}", holder->pid));
+  request->command = holder_command.value_or(fmt::format("{} {}", kShellLeaseCommand, holder->pid));
   Result<Acquired> acquired = AcquireGpus(world, *request);
   if (!acquired.ok()) return acquired.error();
   EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);

@@ -276,7 +276,7 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
   // A reservation its job has taken over is the job's lease from then on:
   // the GPU process lists tell (without NVML, every reservation is one).
   Inventory inventory;
-  if (ids.empty() && !all) {
+  if (!all) {
     if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
       if (Result<Inventory> snapshot = (*gpus)->Snapshot(gpu_facts::kProcesses); snapshot.ok())
         inventory = std::move(*snapshot);
@@ -286,8 +286,9 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
   std::vector<Lease> released;
   std::vector<Lease> kept;  // running jobs' leases a bare release leaves alone
   Status done = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
-    // Ended leases are removed on the way; handed reservations become jobs'.
-    if (ids.empty() && !all) (void)txn.LiveLeases(facts);
+    // Ended leases are removed on the way, so that an id names only what
+    // still holds; handed reservations become jobs'.
+    if (!all) (void)txn.LiveLeases(facts);
     std::vector<Lease> leases = txn.ReadLeases();
     std::vector<const Lease*> chosen;
     for (const Lease& lease : leases) {
@@ -352,8 +353,12 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
     std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
     if (!lease.is_reservation() &&
         LiveProcessStartTime(world.procfs(), lease.holder.pid) == lease.holder.start_time_ticks) {
-      world.Note(fmt::format("pid {} still runs, now without a lease: others may be given its GPUs",
-                             lease.holder.pid));
+      world.Note(fmt::format(
+          "pid {} still runs, now without a lease: others may be given its GPUs{}",
+          lease.holder.pid,
+          lease.command.starts_with(kShellLeaseCommand)
+              ? "; in that shell, unset CUDA_VISIBLE_DEVICES GPUPIN_LEASE_ID before starting more"
+              : ""));
     }
   }
   return 0;

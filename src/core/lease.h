@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpupin {
@@ -20,6 +21,11 @@ struct ProcessIdentity {
   uint64_t start_time_ticks = 0;
   friend bool operator==(const ProcessIdentity&, const ProcessIdentity&) = default;
 };
+
+// The command of an `env` lease that follows the calling shell: "env for
+// shell pid N". Told apart by release, which reminds such a shell's user of
+// the variables the shell keeps.
+inline constexpr std::string_view kShellLeaseCommand = "env for shell pid";
 
 struct Lease {
   std::string id;  // unique; also the file name in the state directory
