@@ -18,6 +18,7 @@
 #include "core/queue_decision.h"
 #include "core/slurm_ids.h"
 #include "core/time_format.h"
+#include "out/terminal.h"
 #include "sys/change_watch.h"
 #include "sys/environment.h"
 #include "sys/interrupt.h"
@@ -63,7 +64,14 @@ class QueueDisplay {
     // The line names other users' tickets: their text, not ours.
     const std::string shown = PrintableWhole(text);
     if (live_) {
-      std::fprintf(stderr, "\r\x1b[Kgpupin: %s", shown.c_str());
+      // Redrawn in place, so one row: a line that wrapped would leave its
+      // first rows behind at the next redraw. Bytes are never fewer than
+      // the columns they take.
+      constexpr size_t kPrefixAndCut = sizeof("gpupin: ") - 1 + 3 + 1;
+      const size_t columns = TerminalColumns(STDERR_FILENO).value_or(80);
+      const std::string line =
+          columns > kPrefixAndCut + 10 ? Printable(shown, columns - kPrefixAndCut) : shown;
+      std::fprintf(stderr, "\r\x1b[Kgpupin: %s", line.c_str());
     } else {
       std::fprintf(stderr, "gpupin: %s\n", shown.c_str());
     }

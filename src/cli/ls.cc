@@ -207,11 +207,12 @@ CommandSpec LsCommand() {
   return {"ls", "list every GPU: index, cuda:N, memory, utilization, processes, lease",
           [](CLI::App& app) {
             auto options = std::make_shared<LsOptions>();
-            app.add_option("--watch", options->watch_seconds,
-                           "refresh every SECONDS (default 2) until Ctrl-C")
+            app.add_option(
+                   "--watch", options->watch_seconds,
+                   "refresh every SECONDS (default 2; or a duration: 2s, 500ms) until Ctrl-C")
                 ->expected(0, 1)
                 ->default_str("2")
-                ->check(Seconds(0.1, 86400))
+                ->transform(Seconds(0.1, 86400))
                 ->option_text("[SECONDS]");
             app.add_flag("--all", options->all,
                          "read every fact NVML gives (modes, CPU affinity, NUMA node, board, "

@@ -10,7 +10,8 @@ namespace gpupin {
 // An integer from `min` to `max`, written in decimal digits.
 CLI::Validator WholeNumber(long long min, long long max);
 
-// A finite number of seconds from `min` to `max` (fractions allowed).
+// A finite number of seconds from `min` to `max` (fractions allowed), or a
+// duration with its unit ("2s", "500ms"), turned into its seconds.
 CLI::Validator Seconds(double min, double max);
 
 }  // namespace gpupin

@@ -1,5 +1,6 @@
 #include "out/terminal.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +15,12 @@ Terminal Terminal::Detect(bool json_requested) {
   const bool stdout_tty = isatty(STDOUT_FILENO);
   return Terminal(color_allowed && stdout_tty, isatty(STDERR_FILENO), stdout_tty,
                   stdout_tty && !dumb);
+}
+
+std::optional<size_t> TerminalColumns(int fd) {
+  winsize size{};
+  if (ioctl(fd, TIOCGWINSZ, &size) != 0 || size.ws_col == 0) return std::nullopt;
+  return size.ws_col;
 }
 
 std::string Terminal::Paint(std::string_view text, Color color) const {

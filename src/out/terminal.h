@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,10 @@ class Terminal {
   bool stdout_is_tty_;
   bool stdout_cursor_;
 };
+
+// The width of the terminal on `fd`, in columns; nullopt when `fd` is no
+// terminal or does not say.
+std::optional<size_t> TerminalColumns(int fd);
 
 // Number of terminal columns `text` occupies: escape sequences count zero,
 // UTF-8 continuation bytes count zero.

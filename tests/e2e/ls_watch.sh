@@ -14,7 +14,8 @@ wait "$pid" || status=$?
 expect_eq "$status" 0 "Ctrl-C ends --watch cleanly"
 frames=$(grep -c '^2 GPUs' "$TEST_TMP/frames")
 ((frames >= 3)) || fail "expected several frames in 1 s at 0.2 s, got $frames"
-"$GPUPIN" "${SIM[@]}" --json ls --watch 0.2 >"$TEST_TMP/json" &
+# A duration with its unit, as the other options take them.
+"$GPUPIN" "${SIM[@]}" --json ls --watch 200ms >"$TEST_TMP/json" &
 pid=$!
 # Until two frames are out (a fixed sleep gave one frame under ASan on a slow VM).
 wait_until 20 "two --json frames" lines_at_least "$TEST_TMP/json" . 2

@@ -31,3 +31,18 @@ lease=$(sed -n "s/^export GPUPIN_LEASE_ID='\([^']*\)'.*/\1/p" "$TEST_TMP/env" | 
 expect_contains "$(cat "$TEST_TMP/env")" "gpupin release $lease" "names the lease to release"
 run_status "$GPUPIN" "${SIM[@]}" env
 [[ $ERR != *"set nothing"* ]] || fail "env into a pipe warned: $ERR"
+
+# The waiting line, redrawn in place, fits one row of a narrow terminal: a
+# line that wrapped would leave its first rows behind at each redraw.
+log="$TEST_TMP/jobs.log"
+FOUR=(--simulate "$EXAMPLES/server-4gpu.json")
+"$GPUPIN" "${FOUR[@]}" run -n 4 -- "$WORKLOAD" --seconds 60 --name holder --log "$log" 2>/dev/null &
+holder=$!
+wait_for_line "$log" '"name":"holder"'
+in_pty "$TEST_TMP/narrow" "stty cols 50; timeout -s INT 1 $GPUPIN ${FOUR[*]} run --wait -- true"
+kill "$holder"
+wait "$holder" || true
+grep -q "gpupin: waiting" "$TEST_TMP/narrow" || fail "no waiting line: $(cat "$TEST_TMP/narrow")"
+longest=$(tr '\r' '\n' <"$TEST_TMP/narrow" | sed "s/${ESC}\[K//g" | grep 'gpupin: waiting' |
+  awk '{ if (length($0) > max) max = length($0) } END { print max }')
+((longest <= 49)) || fail "a waiting line of $longest columns on a 50-column terminal"
