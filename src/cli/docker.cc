@@ -103,6 +103,8 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   // gpupin cannot rewrite must not take a lease.
   Result<DockerInvocation> preview = RewriteDockerArgs(args, {"GPU"}, {}, "cid");
   if (!preview.ok()) return preview.error();
+  // Nor a docker client that is not there (exit 127, as run's command).
+  if (Status found = FindCommand("docker"); !found.ok()) return found.error();
   if (Status exported = world.ExportSimulatedServer(); !exported.ok()) return exported.error();
   CidDirectory cid_directory;
   if (!cid_directory.ok())

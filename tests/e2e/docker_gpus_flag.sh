@@ -78,6 +78,13 @@ expect_eq "$STATUS" 2 "--print with a docker command"
 expect_contains "$ERR" "--print runs no docker command" "says why"
 run_status "$GPUPIN" "${SIM[@]}" docker -- ps
 expect_eq "$STATUS" 2 "docker without run/create is a usage error"
+# No docker client: told as run tells a missing command, before any lease.
+mkdir -p "$TEST_TMP/empty"
+run_status env PATH="$TEST_TMP/empty" "$GPUPIN" "${SIM[@]}" docker -- run img
+expect_eq "$STATUS" 127 "docker not found"
+expect_eq "$ERR" "gpupin: docker: command not found in PATH" "the message"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq '[.leases[] | select(.command | startswith("docker run"))] | length')" \
+  0 "no lease taken for it"
 run_status "$GPUPIN" "${SIM[@]}" docker -- run --gpus all img
 expect_eq "$STATUS" 2 "own --gpus is refused"
 expect_contains "$ERR" "gpupin chooses the GPUs" "says why"
