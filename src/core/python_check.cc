@@ -568,9 +568,9 @@ class Checker {
             {file.path, a.line, PythonFindingKind::kVisibilitySetAfterHarmlessImport,
              fmt::format("{} is set after `import torch` (line {}): harmless, since torch "
                          "initialises CUDA at its first use (a torch.cuda call, a tensor on "
-                         "\"cuda\"), not at import",
+                         "\"cuda\"), not at import; keep that first use after this line",
                          a.variable, parsed.imports[*lazy].line),
-             "keep torch's first use of the GPU after this line"});
+             ""});
       }
     }
     for (int line : parsed.data_parallel_lines) {

@@ -87,6 +87,7 @@ TEST(PythonCheckTest, ABareImportTorchIsSaidToBeHarmless) {
   EXPECT_THAT(findings[0].message,
               HasSubstr("CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): harmless, "
                         "since torch initialises CUDA at its first use"));
+  EXPECT_EQ(findings[0].fix, "") << "nothing to do: the finding is ok";
 }
 
 TEST(PythonCheckTest, NamesTheCallThatInitialisedCuda) {
