@@ -175,6 +175,13 @@ std::optional<CLI::ConfigItem> Item(const Place& place, const CLI::App& command,
   if (option->get_items_expected_max() == 0 && !value.is_boolean()) {
     place.Fail(value.source(), fmt::format("{} is a switch: give true or false", name));
   }
+  // true/false for an option that needs a value would reach that option's
+  // own parser as "true", which names the option and not this line.
+  if (value.is_boolean() && option->get_items_expected_max() > 0 &&
+      option->get_expected_min() > 0) {
+    place.Fail(value.source(),
+               fmt::format("{} takes a value: give a string or number, not true/false", name));
+  }
   // An option whose value may be left out (--wait[=DURATION]): true gives
   // it without one, as on the command line.
   if (const auto* flag = value.as_boolean();

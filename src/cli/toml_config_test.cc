@@ -126,6 +126,18 @@ TEST_F(TomlConfigTest, ValuesMustFitTheOption) {
             dir_ / "gpupin.toml:2: order: an empty array gives no value");
 }
 
+TEST_F(TomlConfigTest, AnOptionThatNeedsAValueTakesNoTrueOrFalse) {
+  for (std::string value : {"true", "false"}) {
+    EXPECT_EQ(ErrorFor("[pick]\nmax_used = " + value + "\n"),
+              dir_ /
+                  "gpupin.toml:2: max-used takes a value: give a string or number, not "
+                  "true/false")
+        << value;
+  }
+  // One whose value may be left out takes true for "given without one".
+  Parse("[pick]\nwait = true\n");
+}
+
 TEST_F(TomlConfigTest, ASwitchTakesOnlyTrueOrFalse) {
   for (std::string value : {"\"yes\"", "\"no\"", "2", "0", "[true]"}) {
     EXPECT_EQ(ErrorFor("\nverbose = " + value + "\n"),
