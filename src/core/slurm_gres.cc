@@ -30,9 +30,13 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
     gpus.push_back(&gpu);
     ++count_by_type[SlurmGpuType(gpu.name)];
   }
-  // In PCI bus order, which NVML's numbering need not follow.
+  // In PCI bus order, which NVML's numbering need not follow: each card's
+  // place found once, not at every comparison.
+  std::map<uint32_t, uint32_t> bus_place;
+  for (const Gpu& gpu : inventory.gpus)
+    bus_place[gpu.index] = PciBusOrdinal(inventory.gpus, gpu.index).value_or(gpu.index);
   auto by_bus = [&](const Gpu* a, const Gpu* b) {
-    return PciBusOrdinal(inventory.gpus, a->index) < PciBusOrdinal(inventory.gpus, b->index);
+    return bus_place.at(a->index) < bus_place.at(b->index);
   };
   std::sort(gpus.begin(), gpus.end(), by_bus);
   std::sort(skipped.begin(), skipped.end(), by_bus);
