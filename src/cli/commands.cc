@@ -451,7 +451,7 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
               std::move(*sources));
   Result<int> status = runners.at(chosen.front()->get_name())(world);
   if (!status.ok()) {
-    const int code = PrintError(status.error());
+    const int code = PrintError(AtConfigLine(status.error(), *chosen.front(), world.config()));
     return status.error().signal ? DieBySignal(status.error().signal) : code;
   }
   return *status;

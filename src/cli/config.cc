@@ -49,7 +49,10 @@ std::string Place(const ConfigSetting& setting) {
   return fmt::format("{}:{}", setting.file, setting.line);
 }
 
-std::string Joined(const std::vector<std::string>& inputs) {
+// The values given to `key`, as typed; an option whose value may be left
+// out and was (`wait = true`, `--wait`) says so.
+std::string Joined(const std::string& key, const std::vector<std::string>& inputs) {
+  if (inputs.size() == 1 && inputs.front().empty()) return fmt::format("as --{} alone", key);
   return fmt::format("{}", fmt::join(inputs, ","));
 }
 
@@ -62,20 +65,6 @@ const ConfigSetting* FileSetting(const std::vector<ConfigSetting>& settings, con
       return &settings[i];
   }
   return nullptr;
-}
-
-bool TypedOnCommandLine(const CLI::Option& option, const std::vector<std::string>& words) {
-  for (const std::string& word : words) {
-    for (const std::string& name : option.get_lnames()) {
-      if (word == "--" + name || word.starts_with("--" + name + "=")) return true;
-    }
-    for (const std::string& name : option.get_snames()) {
-      if (word.size() >= 2 && word[0] == '-' && word[1] != '-' &&
-          word.find(name) != std::string::npos)
-        return true;
-    }
-  }
-  return false;
 }
 
 // What set a global option that was given, in CLI11's order: the command
@@ -127,7 +116,7 @@ std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sourc
     // (NvmlLibraryCandidates), not by CLI11, which does not count it given.
     const char* nvml_variable = key == "nvml" ? std::getenv("GPUPIN_NVML_LIBRARY") : nullptr;
     if (option->count() > 0) {
-      rows.push_back({key, Joined(option->results()), GivenFrom(app, *option, sources)});
+      rows.push_back({key, Joined(key, option->results()), GivenFrom(app, *option, sources)});
     } else if (nvml_variable && *nvml_variable) {
       rows.push_back({key, nvml_variable, "environment GPUPIN_NVML_LIBRARY"});
     } else {
@@ -141,15 +130,15 @@ std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sourc
       SettingRow row{key, built_in_value(key), "built in"};
       for (const auto* settings : {&sources.admin_defaults, &sources.user_defaults}) {
         if (const ConfigSetting* set = FileSetting(*settings, *command, *option))
-          row = {key, Joined(set->inputs), Place(*set)};
+          row = {key, Joined(key, set->inputs), Place(*set)};
       }
       rows.push_back(std::move(row));
     }
   }
   for (const ConfigSetting& read : *sources.config_option) {
     if (!read.command.empty()) {
-      rows.push_back(
-          {read.command + "." + read.key, Joined(read.inputs), "--config " + Place(read)});
+      rows.push_back({read.command + "." + read.key, Joined(read.key, read.inputs),
+                      "--config " + Place(read)});
     }
   }
   return rows;

@@ -53,7 +53,7 @@ Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& ad
   return sources;
 }
 
-Status ApplyFileDefaults(CLI::App& app, CLI::App* command, const ConfigSources& sources) {
+Status ApplyFileDefaults(CLI::App& app, CLI::App* command, ConfigSources& sources) {
   for (const std::vector<ConfigSetting>* settings :
        {&sources.user_defaults, &sources.admin_defaults}) {
     for (const ConfigSetting& setting : *settings) {
@@ -70,6 +70,7 @@ Status ApplyFileDefaults(CLI::App& app, CLI::App* command, const ConfigSources& 
           option->add_result(setting.inputs);
         }
         option->run_callback();
+        sources.applied.emplace("--" + option->get_lnames().front(), setting);
       } catch (const CLI::Error& error) {
         return MakeError(ExitCode::kError, fmt::format("{}:{}: {}: {}", setting.file, setting.line,
                                                        setting.key, error.what()));
@@ -77,6 +78,40 @@ Status ApplyFileDefaults(CLI::App& app, CLI::App* command, const ConfigSources& 
     }
   }
   return Ok{};
+}
+
+bool TypedOnCommandLine(const CLI::Option& option, const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    for (const std::string& name : option.get_lnames()) {
+      if (word == "--" + name || word.starts_with("--" + name + "=")) return true;
+    }
+    for (const std::string& name : option.get_snames()) {
+      if (word.size() >= 2 && word[0] == '-' && word[1] != '-' &&
+          word.find(name) != std::string::npos)
+        return true;
+    }
+  }
+  return false;
+}
+
+Error AtConfigLine(Error error, const CLI::App& command, const ConfigSources& sources) {
+  if (error.option.empty()) return error;
+  const CLI::Option* option = command.get_option_no_throw(error.option);
+  if (!option || TypedOnCommandLine(*option, sources.command_line)) return error;
+  auto at = [&](const ConfigSetting& setting, ExitCode code) {
+    return MakeError(
+        code, fmt::format("{}:{}: {}: {}", setting.file, setting.line, setting.key, error.message));
+  };
+  // The last one given wins, as CLI11 reads --config.
+  const std::vector<ConfigSetting>& given = *sources.config_option;
+  for (size_t i = given.size(); i-- > 0;) {
+    if ((given[i].command.empty() || given[i].command == command.get_name()) &&
+        FindConfigOption(command, given[i].key) == option)
+      return at(given[i], ExitCode::kUsage);
+  }
+  auto applied = sources.applied.find(error.option);
+  if (applied != sources.applied.end()) return at(applied->second, ExitCode::kError);
+  return error;
 }
 
 }  // namespace gpupin

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct ConfigSources {
       std::make_shared<std::vector<ConfigSetting>>();
   // gpupin's own words as typed (the command's after "--" left out).
   std::vector<std::string> command_line;
+  // The setting of the user's or the admin's file that gave an option its
+  // value, by the option's name ("--max-used"); filled by ApplyFileDefaults.
+  std::map<std::string, ConfigSetting> applied;
 };
 
 // $XDG_CONFIG_HOME/gpupin/config.toml, else ~/.config/gpupin/config.toml;
@@ -43,6 +47,17 @@ Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& ad
 // After parsing: each option of `command` (may be null) and of gpupin
 // itself that nothing set (command line, --config, environment) takes its
 // default from the user's file, else the admin's.
-Status ApplyFileDefaults(CLI::App& app, CLI::App* command, const ConfigSources& sources);
+Status ApplyFileDefaults(CLI::App& app, CLI::App* command, ConfigSources& sources);
+
+// Whether `option` is among the words typed (`--max-used 2G`,
+// `--max-used=2G`, `-n2`).
+bool TypedOnCommandLine(const CLI::Option& option, const std::vector<std::string>& words);
+
+// `error` as said of the config file whose value for one of `command`'s
+// options it refuses ("FILE:LINE: max-used: --max-used: invalid size"), as
+// that file's other mistakes are: exit 1 for the user's and the admin's
+// file, 2 for --config's. Unchanged when the value was typed or no option
+// is named.
+Error AtConfigLine(Error error, const CLI::App& command, const ConfigSources& sources);
 
 }  // namespace gpupin

@@ -23,22 +23,21 @@ Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_gi
   acquire.wait = wait_given;
   if (flags.wait && !flags.wait->empty()) {
     Result<int64_t> wait_ms = ParseDurationMs(*flags.wait);
-    if (!wait_ms.ok()) return wait_ms.error().WithContext("--wait");
+    if (!wait_ms.ok()) return wait_ms.error().OfOption("--wait");
     acquire.wait_ms = *wait_ms;
   }
   Result<int64_t> poll_ms = ParseDurationMs(flags.poll);
-  if (!poll_ms.ok()) return poll_ms.error().WithContext("--poll");
-  if (*poll_ms < 10) return MakeError(ExitCode::kUsage, "--poll: at least 10ms");
+  if (!poll_ms.ok()) return poll_ms.error().OfOption("--poll");
+  if (*poll_ms < 10) return OptionError("--poll", "at least 10ms");
   acquire.poll_ms = *poll_ms;
   return acquire;
 }
 
 Result<int64_t> ParseReservationTtlMs(const std::string& text) {
   Result<int64_t> ttl = ParseDurationMs(text);
-  if (!ttl.ok()) return ttl.error().WithContext("--ttl");
+  if (!ttl.ok()) return ttl.error().OfOption("--ttl");
   if (*ttl <= 0) {
-    return MakeError(ExitCode::kUsage,
-                     "--ttl: must be longer than 0; a reservation of no time holds nothing");
+    return OptionError("--ttl", "must be longer than 0; a reservation of no time holds nothing");
   }
   return ttl;
 }
@@ -72,7 +71,7 @@ Result<ProcessIdentity> IdentifyProcess(const World& world, int pid) {
 Result<ProcessIdentity> IdentifyReservationHolder(World& world, std::optional<int> given) {
   if (given) {
     Result<ProcessIdentity> holder = IdentifyProcess(world, *given);
-    if (!holder.ok()) return holder.error().WithContext("--for");
+    if (!holder.ok()) return holder.error().OfOption("--for");
     return holder;
   }
   int pid = ReservationHolder(world.procfs(), getpid(), getppid());

@@ -73,7 +73,7 @@ std::set<uint32_t> ListedPids(const Inventory& inventory) {
 Result<int> KillLeftovers(World& world, const KillOptions& options, const Inventory& before,
                           const std::vector<GpuProcessRow>& rows) {
   Result<int64_t> grace_ms = ParseDurationMs(options.grace);
-  if (!grace_ms.ok()) return grace_ms.error().WithContext("--grace");
+  if (!grace_ms.ok()) return grace_ms.error().OfOption("--grace");
   if (options.all_users && getuid() != 0) {
     return MakeError(ExitCode::kUsage, "--all-users: only root may end other users' processes");
   }

@@ -21,10 +21,10 @@ Result<std::vector<std::string>> SplitIds(const std::vector<std::string>& values
       size_t end = value.find(',', start);
       if (end == std::string::npos) end = value.size();
       if (end == start) {
-        return MakeError(ExitCode::kUsage,
-                         fmt::format("{}: an empty id in '{}'; write ids such as 0,2 or GPU-8f2a, "
-                                     "separated by single commas",
-                                     option, value));
+        return OptionError(std::string(option),
+                           fmt::format("an empty id in '{}'; write ids such as 0,2 or GPU-8f2a, "
+                                       "separated by single commas",
+                                       value));
       }
       ids.push_back(value.substr(start, end - start));
       start = end + 1;
@@ -83,27 +83,26 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   request.count = flags.count;
   if (flags.mem) {
     Result<uint64_t> bytes = ParseSize(*flags.mem);
-    if (!bytes.ok()) return bytes.error().WithContext("--mem");
-    if (*bytes == 0)
-      return MakeError(ExitCode::kUsage, "--mem: a shared request needs more than 0 bytes");
+    if (!bytes.ok()) return bytes.error().OfOption("--mem");
+    if (*bytes == 0) return OptionError("--mem", "a shared request needs more than 0 bytes");
     request.mem_bytes = *bytes;
   }
   if (flags.max_used) {
     UsageLimit limit;
     if (flags.max_used->ends_with('%')) {
       Result<double> percent = ParsePercent(*flags.max_used);
-      if (!percent.ok()) return percent.error().WithContext("--max-used");
+      if (!percent.ok()) return percent.error().OfOption("--max-used");
       limit.percent = *percent;
     } else {
       Result<uint64_t> bytes = ParseSize(*flags.max_used);
-      if (!bytes.ok()) return bytes.error().WithContext("--max-used");
+      if (!bytes.ok()) return bytes.error().OfOption("--max-used");
       limit.bytes = *bytes;
     }
     request.max_used = limit;
   }
   if (flags.max_util) {
     Result<double> percent = ParsePercent(*flags.max_util);
-    if (!percent.ok()) return percent.error().WithContext("--max-util");
+    if (!percent.ok()) return percent.error().OfOption("--max-util");
     request.max_util_percent = *percent;
   }
   for (auto [ids, values, option] : {std::tuple{&request.only, &flags.only, "--only"},
@@ -120,7 +119,7 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   request.mine_free = flags.mine_free;
   request.max_jobs = flags.max_jobs;
   Result<int64_t> settle_ms = ParseDurationMs(flags.settle);
-  if (!settle_ms.ok()) return settle_ms.error().WithContext("--settle");
+  if (!settle_ms.ok()) return settle_ms.error().OfOption("--settle");
   request.settle_ms = *settle_ms;
   return request;
 }

@@ -108,7 +108,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   int64_t verify_ms = 10'000;
   if (options.verify && !options.verify->empty()) {
     Result<int64_t> parsed = ParseDurationMs(*options.verify);
-    if (!parsed.ok()) return parsed.error().WithContext("--verify");
+    if (!parsed.ok()) return parsed.error().OfOption("--verify");
     verify_ms = *parsed;
   }
   // NVML is opened by AcquireGpus when it first needs to look at the GPUs:

@@ -66,17 +66,18 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view text) {
 
 Result<std::map<std::string, std::string>> ParseEnvWords(std::string_view text) {
   Result<std::vector<std::string>> words = SplitShellWords(text);
-  if (!words.ok()) return words.error().WithContext("--env");
+  if (!words.ok()) return words.error().OfOption("--env");
   std::map<std::string, std::string> environment;
   for (const std::string& word : *words) {
     size_t equals = word.find('=');
     if (equals == std::string::npos) {
-      return UsageError(fmt::format(
-          "--env: '{}' is not NAME=VALUE; write e.g. --env 'CUDA_VISIBLE_DEVICES=0,1'", word));
+      return OptionError(
+          "--env",
+          fmt::format("'{}' is not NAME=VALUE; write e.g. --env 'CUDA_VISIBLE_DEVICES=0,1'", word));
     }
     std::string name = word.substr(0, equals);
     if (!IsValidName(name))
-      return UsageError(fmt::format("--env: '{}' is not a variable name (in '{}')", name, word));
+      return OptionError("--env", fmt::format("'{}' is not a variable name (in '{}')", name, word));
     environment[name] = word.substr(equals + 1);
   }
   return environment;

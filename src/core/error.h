@@ -24,12 +24,26 @@ struct Error {
   // Nonzero: gpupin was stopped by this signal (SIGINT, SIGTERM...) and,
   // once it has said so and cleaned up, dies by it rather than exiting.
   int signal = 0;
+  // The option whose value was refused ("--max-used"), when one was: a value
+  // a config file gave is then reported at that file's line.
+  std::string option;
 
-  // "what: message", keeping the exit code and the signal.
-  Error WithContext(const std::string& what) const { return {code, what + ": " + message, signal}; }
+  // "what: message", keeping the exit code, the signal and the option.
+  Error WithContext(const std::string& what) const {
+    return {code, what + ": " + message, signal, option};
+  }
+  // "--option: message", a usage error about the value given to `name`.
+  Error OfOption(const std::string& name) const {
+    return {ExitCode::kUsage, name + ": " + message, signal, name};
+  }
 };
 
 inline Error MakeError(ExitCode code, std::string message) { return {code, std::move(message)}; }
+
+// The value given to the option `name` ("--poll") is refused: `message` says why.
+inline Error OptionError(const std::string& name, const std::string& message) {
+  return Error{ExitCode::kUsage, message}.OfOption(name);
+}
 
 // A value or an Error. Deliberately small: exceptions never cross module
 // boundaries, so every fallible call in gpupin returns one of these.

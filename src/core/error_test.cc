@@ -21,5 +21,14 @@ TEST(ErrorTest, ContextKeepsCodeAndPrefixesMessage) {
   EXPECT_EQ(wrapped.message, "cannot initialise NVML: Driver Not Loaded");
 }
 
+TEST(ErrorTest, OfOptionIsAUsageErrorThatNamesTheOption) {
+  Error refused = MakeError(ExitCode::kError, "invalid size 'lots'").OfOption("--max-used");
+  EXPECT_EQ(refused.code, ExitCode::kUsage);
+  EXPECT_EQ(refused.message, "--max-used: invalid size 'lots'");
+  EXPECT_EQ(refused.option, "--max-used");
+  EXPECT_EQ(refused.WithContext("pick").option, "--max-used");
+  EXPECT_EQ(OptionError("--poll", "at least 10ms").message, "--poll: at least 10ms");
+}
+
 }  // namespace
 }  // namespace gpupin

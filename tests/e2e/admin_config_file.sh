@@ -86,4 +86,19 @@ expect_refused "[limits] in the user's file" \
 printf '[defaults]\nordr = "1"\n' >"$XDG_CONFIG_HOME/gpupin/config.toml"
 expect_refused "an unknown key in the user's file" \
   "$XDG_CONFIG_HOME/gpupin/config.toml:2: [defaults]: no option --ordr to give a default for; see gpupin --help and each command's --help"
+
+# A value of the right kind that the command refuses once it reads it is
+# said at the file's line too, not as if typed; typing the option wins.
+user_file="$XDG_CONFIG_HOME/gpupin/config.toml"
+printf '[defaults]\nwait = true\nmax_used = "lots"\n' >"$user_file"
+run_status "$GPUPIN" --simulate "$scenario" pick
+expect_eq "$STATUS" 1 "exit status for a size the command refuses, from the user's file"
+expect_eq "$ERR" "gpupin: $user_file:3: max-used: --max-used: invalid size 'lots'; write a number with a unit, e.g. 24G or 500M" \
+  "a refused size is said at the user's file's line"
+run_status "$GPUPIN" --simulate "$scenario" pick --max-used 2G
+expect_eq "$STATUS" 0 "a typed --max-used wins over the file's refused one: $ERR"
+"$GPUPIN" --simulate "$scenario" release >/dev/null 2>&1
+run_status "$GPUPIN" --simulate "$scenario" config
+expect_contains "$OUT" "$(printf '%-17s %-37s %s' wait 'as --wait alone' "$user_file:2")" \
+  "config shows wait = true as the option given alone"
 echo PASS

@@ -38,4 +38,12 @@ expect_config_error 'simulate = "x"\n[pick]\norder = "3,2\n' \
 expect_config_error '[pik]\norder = "3"\n' \
   '1: [pik]: no such command; a section holds the options of one command, such as [run] or [pick]'
 expect_config_error '[pick]\nmem = ["20G", "40G"]\n' '2: mem takes one value, not an array'
+
+# A value the command refuses only once it reads it is said at the line too.
+printf '[pick]\npoll = "1ms"\n' >"$TEST_TMP/bad.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick
+expect_eq "$STATUS" 2 "exit status for a poll interval pick refuses"
+expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:2: poll: --poll: at least 10ms" "a refused poll interval names the line"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick --poll 50ms
+expect_eq "$STATUS" 0 "a typed --poll wins over the file's refused one: $ERR"
 echo PASS
