@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "sys/pidfd.h"
@@ -19,6 +21,17 @@ namespace {
 // IN_MOVED_TO is the "written" event; temp file names are filtered out.
 constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
                                       IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
+
+// How many processes a watch holds a pidfd for. Every live lease holder is
+// one, and anyone may write a thousand leases held by live processes of
+// their own: descriptors without end would leave the waiter none to list
+// the queue with. At most a quarter of the descriptors it may open, and 256;
+// the rest are polled for.
+size_t MaxWatchedProcesses() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 256;
+  return std::min<size_t>(256, limit.rlim_cur / 4);
+}
 
 // What the queued inotify events said.
 struct Drained {
@@ -109,9 +122,14 @@ void ChangeWatch::WatchProcesses(
     const std::function<std::optional<uint64_t>(int pid)>& start_time) {
   std::map<std::pair<int, uint64_t>, UniqueFd> kept;
   unwatchable_processes_ = 0;
+  const size_t most = MaxWatchedProcesses();
   for (const ProcessIdentity& process : processes) {
     std::pair<int, uint64_t> key{process.pid, process.start_time_ticks};
     if (kept.contains(key)) continue;
+    if (kept.size() >= most) {
+      ++unwatchable_processes_;
+      continue;
+    }
     if (auto it = pidfds_.find(key); it != pidfds_.end()) {
       kept.emplace(key, std::move(it->second));
       continue;

@@ -60,7 +60,8 @@ class ChangeWatch {
 
   // Replaces the set of watched processes. A process whose PID is taken by
   // another process (start time differs) counts as exited. `start_time`
-  // checks identities; pass ProcFs-backed facts.
+  // checks identities; pass ProcFs-backed facts. Beyond 256 processes (or a
+  // quarter of RLIMIT_NOFILE), the rest are polled for.
   void WatchProcesses(const std::vector<ProcessIdentity>& processes,
                       const std::function<std::optional<uint64_t>(int pid)>& start_time);
 

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "sys/procfs.h"
+#include "testing/descriptor_limit.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -60,6 +62,25 @@ std::pair<WakeReason, std::chrono::nanoseconds> WakeAfter(ChangeWatch& watch,
   auto woke = Clock::now().time_since_epoch();
   actor.join();
   return {reason, woke - std::chrono::nanoseconds(acted_ns.load())};
+}
+
+TEST(ChangeWatch, ManyWatchedProcessesLeaveDescriptorsToListWith) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  std::vector<std::unique_ptr<Sleeper>> holders;
+  std::vector<ProcessIdentity> identities;
+  for (int i = 0; i < 40; ++i) {
+    holders.push_back(std::make_unique<Sleeper>());
+    identities.push_back(holders.back()->identity);
+  }
+  // Room for 24 more descriptors than are open: a pidfd for each of the 40
+  // would leave none.
+  testing::DescriptorLimit limit(testing::OpenDescriptors() + 24);
+  w.watch.WatchProcesses(identities, &StartTime);
+  EXPECT_TRUE(w.watch.needs_poll()) << "the processes beyond the bound are polled for";
+  EXPECT_TRUE(w.dir->List().ok());
+  auto [reason, after] = WakeAfter(w.watch, [&] { holders.front().reset(); });
+  EXPECT_EQ(reason, WakeReason::kProcessExited);
 }
 
 TEST(ChangeWatch, WakesWithinMillisecondsWhenAHolderIsKilled) {

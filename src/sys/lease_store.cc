@@ -55,6 +55,8 @@ std::optional<Record> ReadRecord(const StateDir& dir, const std::string& name,
   return std::move(*record);
 }
 
+}  // namespace
+
 // A record file as the listing and one lstat show it, unread.
 struct ListedRecord {
   std::string name;
@@ -68,17 +70,18 @@ struct RecordListing {
   size_t own = 0;
 };
 
+namespace {
+
 // The record files of a directory, oldest first, at most kMaxRecordsPerUser
 // of each owner: one user's thousands of files (gpupin writes no more than
 // that many for anyone) cost every reader only the listing and an lstat
-// each. Names that cannot be records are skipped with a diagnostic.
-RecordListing ListRecords(const StateDir& dir, const DiagnosticSink& diagnostics) {
+// each. Names that cannot be records are skipped with a diagnostic. A
+// directory that cannot be listed is an error, never an empty one: a card
+// would look free, a queue empty.
+Result<RecordListing> ListRecords(const StateDir& dir, const DiagnosticSink& diagnostics) {
   std::vector<ListedRecord> records;
   Result<std::vector<std::string>> names = dir.List();
-  if (!names) {
-    if (diagnostics) diagnostics(fmt::format("skipped {}: {}", dir.path(), names.error().message));
-    return {};
-  }
+  if (!names) return names.error();
   for (std::string& name : *names) {
     if (!name.ends_with(kSuffix)) {
       if (diagnostics) {
@@ -106,7 +109,7 @@ RecordListing ListRecords(const StateDir& dir, const DiagnosticSink& diagnostics
                       dir.path(), record.info.owner_uid, kMaxRecordsPerUser));
     }
   }
-  return {std::move(kept), std::min(per_owner[geteuid()], kMaxRecordsPerUser)};
+  return RecordListing{std::move(kept), std::min(per_owner[geteuid()], kMaxRecordsPerUser)};
 }
 
 // Writes a record of ours, refusing one that readers would skip: too large,
@@ -129,6 +132,8 @@ Status WriteRecord(const StateDir& dir, const std::string& name, const std::stri
 
 std::string LeaseFileName(const Lease& lease) { return FileName(lease.id); }
 
+}  // namespace
+
 // A ticket's place is known from its file, not its content: first
 // the file's change time, which the kernel sets when the ticket is put in
 // place and no user can set back, then the `seq` of its name
@@ -140,6 +145,8 @@ struct TicketFile {
   std::string id;
   std::string name;
 };
+
+namespace {
 
 std::optional<TicketFile> ParseTicketFileName(const std::string& name) {
   size_t dash = name.find('-');
@@ -172,10 +179,6 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
     return std::tie(a.change_time_ns, a.seq, a.id) < std::tie(b.change_time_ns, b.seq, b.id);
   });
   return files;
-}
-
-std::vector<TicketFile> TicketFiles(const StateDir& queue, const DiagnosticSink& diagnostics) {
-  return TicketFiles(ListRecords(queue, diagnostics).records, queue, diagnostics);
 }
 
 // Dead records of other users usually cannot be removed (sticky directory);
@@ -227,6 +230,8 @@ Result<bool> LeaseStore::TryTransact(const std::function<Status(LeaseTransaction
   if (!attempt->lock) return false;
   LeaseTransaction transaction(leases_, queue_, diagnostics_);
   Status done = body(transaction);
+  // Before the body's own error, which may follow from what it could not read.
+  if (transaction.unlisted_) return *transaction.unlisted_;
   if (!done) return done.error();
   return true;
 }
@@ -260,9 +265,20 @@ std::optional<std::string> LeaseStore::OwnerWarning() const {
       root_.path(), UserName(root_.owner_uid()), root_.owner_uid());
 }
 
+RecordListing LeaseTransaction::List(const StateDir& dir) {
+  Result<RecordListing> listing = ListRecords(dir, diagnostics_);
+  if (listing) return std::move(*listing);
+  if (!unlisted_) unlisted_ = listing.error();
+  return {};
+}
+
+std::vector<TicketFile> LeaseTransaction::ListTickets() {
+  return TicketFiles(List(queue_).records, queue_, diagnostics_);
+}
+
 std::vector<Lease> LeaseTransaction::ReadLeases() {
   std::vector<Lease> leases;
-  RecordListing listing = ListRecords(leases_, diagnostics_);
+  RecordListing listing = List(leases_);
   own_leases_ = listing.own;
   for (const ListedRecord& record : listing.records) {
     if (std::optional<Lease> lease =
@@ -306,7 +322,8 @@ Status LeaseTransaction::AddLease(const Lease& lease) {
   if (leases_.ReadFile(FileName(lease.id), kMaxRecordBytes).ok()) {
     return MakeError(ExitCode::kError, fmt::format("lease {} exists already", lease.id));
   }
-  if (!own_leases_) own_leases_ = ListRecords(leases_, diagnostics_).own;
+  if (!own_leases_) own_leases_ = List(leases_).own;
+  if (unlisted_) return *unlisted_;
   Status written =
       WriteRecord(leases_, FileName(lease.id), LeaseToJson(lease), *own_leases_, "lease");
   if (written) ++*own_leases_;
@@ -317,6 +334,7 @@ Status LeaseTransaction::UpdateLease(const Lease& lease) {
   if (!IsValidRecordId(lease.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid lease id '{}'", lease.id));
   }
+  if (unlisted_) return *unlisted_;
   Result<FileRead> existing = leases_.ReadFile(FileName(lease.id), kMaxRecordBytes);
   if (!existing) {
     return existing.error().WithContext(fmt::format("cannot update lease {}", lease.id));
@@ -336,7 +354,7 @@ Status LeaseTransaction::RemoveLease(const std::string& id) {
 
 std::vector<QueueTicket> LeaseTransaction::ReadTickets() {
   std::vector<QueueTicket> tickets;
-  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
+  for (const TicketFile& file : ListTickets()) {
     if (std::optional<QueueTicket> ticket = ReadTicket(file.name)) {
       tickets.push_back(std::move(*ticket));
     }
@@ -368,7 +386,7 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& n
 
 std::vector<QueueTicket> LeaseTransaction::LiveTickets(const LivenessFacts& facts) {
   std::vector<QueueTicket> live;
-  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
+  for (const TicketFile& file : ListTickets()) {
     if (std::optional<QueueTicket> ticket = ReadLiveTicket(file.name, facts)) {
       live.push_back(std::move(*ticket));
     }
@@ -393,7 +411,7 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
     const StoppedCheck& stopped) {
   std::vector<QueueTicket> waiting;
   bool found = false;
-  for (const TicketFile& file : TicketFiles(queue_, diagnostics_)) {
+  for (const TicketFile& file : ListTickets()) {
     if (mine && file.id == mine->id && file.seq == mine->seq) {
       waiting.push_back(*mine);
       found = true;
@@ -419,7 +437,8 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
   if (!IsValidRecordId(ticket.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
-  RecordListing listing = ListRecords(queue_, diagnostics_);
+  RecordListing listing = List(queue_);
+  if (unlisted_) return *unlisted_;
   uint64_t last = 0;
   for (const TicketFile& file : TicketFiles(listing.records, queue_, diagnostics_))
     last = std::max(last, file.seq);

@@ -51,6 +51,8 @@ std::string NewRecordId(const ProcessIdentity& holder);
 std::string TicketFileName(const QueueTicket& ticket);
 
 class LeaseTransaction;
+struct RecordListing;
+struct TicketFile;
 
 class LeaseStore {
  public:
@@ -160,6 +162,11 @@ class LeaseTransaction {
                                                const StoppedCheck& stopped);
   LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink)
       : leases_(leases), queue_(queue), diagnostics_(sink) {}
+  // `dir`'s records; none when it cannot be listed, which fails the
+  // transaction (unlisted_) and every write in it, so that nothing is
+  // decided on a partial view.
+  RecordListing List(const StateDir& dir);
+  std::vector<TicketFile> ListTickets();
 
   const StateDir& leases_;
   // How many lease records of ours this transaction's listing found: nobody
@@ -170,6 +177,7 @@ class LeaseTransaction {
   std::optional<size_t> own_leases_;
   const StateDir& queue_;
   const DiagnosticSink& diagnostics_;
+  std::optional<Error> unlisted_;  // the first listing that failed
 };
 
 }  // namespace gpupin

@@ -16,6 +16,7 @@
 #include "core/lease_json.h"
 #include "sys/change_watch.h"
 #include "sys/procfs.h"
+#include "testing/descriptor_limit.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -140,6 +141,29 @@ TEST(LeaseStore, AddReadUpdateRemove) {
     EXPECT_FALSE(t.RemoveLease("../x").ok());
   });
   EXPECT_TRUE(f.diagnostics.empty());
+}
+
+TEST(LeaseStore, ADirectoryThatCannotBeListedFailsTheTransactionAndWritesNothing) {
+  Fixture f;
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.AddLease(LeaseOn("GPU-a")).ok()); });
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  size_t seen = 0;
+  bool added = true;
+  Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+    {
+      testing::DescriptorLimit none(0);
+      seen = t.LiveLeases(RealFacts()).size();
+    }
+    added = t.AddLease(LeaseOn("GPU-a")).ok();
+    return Ok{};
+  });
+  EXPECT_EQ(seen, 0u) << "nothing read";
+  EXPECT_FALSE(added) << "a lease chosen on a listing that failed";
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("cannot list"), std::string::npos)
+      << status.error().message;
+  f.Transact([&](LeaseTransaction& t) { EXPECT_EQ(t.ReadLeases().size(), 1u); });
 }
 
 TEST(LeaseStore, AReservationIsHandedToItsJobAndNamedForIt) {
