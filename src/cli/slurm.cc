@@ -53,7 +53,7 @@ CommandSpec SlurmCommand() {
               Result<GpuSource*> gpus = world.Gpus();
               if (!gpus.ok()) return gpus.error();
               Result<Inventory> inventory =
-                  (*gpus)->Snapshot(gpu_facts::kAffinity | gpu_facts::kBoard);
+                  (*gpus)->Snapshot(gpu_facts::kAffinity | gpu_facts::kBoard | gpu_facts::kMig);
               if (!inventory.ok()) return inventory.error();
               char hostname[HOST_NAME_MAX + 1] = {};
               gethostname(hostname, sizeof hostname - 1);

@@ -69,6 +69,7 @@ expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "pick -n 2 --no-near:
 traced "$GPUPIN" --simulate "$LAB" slurm gres
 expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 8 "slurm gres: every card's affinity"
 expect_eq "$(calls nvmlDeviceGetMinorNumber)" 8 "slurm gres: every card's minor number"
+expect_eq "$(calls nvmlDeviceGetMigMode)" 8 "slurm gres: every card's MIG mode (a card in MIG mode is left out)"
 expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "slurm gres: no topology"
 expect_eq "$(calls nvmlDeviceGetUtilizationRates)" 0 "slurm gres: no utilization"
 

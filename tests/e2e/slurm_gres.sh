@@ -51,6 +51,13 @@ expect_eq "$STATUS" 0 "slurm gres without a CPU topology"
 expect_contains "$OUT" "# Cores= left out: cannot read the CPU topology: " "no topology"
 expect_contains "$OUT" "$TEST_TMP/nowhere/devices/system/cpu/online" "names the file"
 
+# A card in MIG mode: Slurm must be given its MIG devices, never the whole card.
+run_status "$GPUPIN" --simulate "$EXAMPLES/a100-mig.json" --json slurm gres
+expect_eq "$(jq -c '[.lines[].gpu_index]' <<<"$OUT")" "[1]" "only the card out of MIG mode is a gres line"
+expect_eq "$(jq -r '.left_out[0] | "\(.gpu_index) \(.reason)"' <<<"$OUT")" \
+  "0 in MIG mode: give Slurm its MIG devices (MultipleFiles= in gres.conf, or AutoDetect=nvml), not the whole card" \
+  "the card in MIG mode is left out, with why"
+
 run_status "$GPUPIN" slurm
 expect_eq "$STATUS" 2 "slurm needs a subcommand"
 echo PASS
