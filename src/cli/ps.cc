@@ -142,9 +142,9 @@ Result<int> Ps(World& world, const PsOptions& options) {
                                     : std::to_string(row.gpu_index);
     std::string memory =
         row.process.used_memory_bytes ? FormatBytes(*row.process.used_memory_bytes) : "-";
-    std::string job =
-        row.lease_id ? row.lease_id->substr(0, row.lease_id->find('-', row.lease_id->find('-') + 1))
-                     : "-";
+    // The whole id, as `leases` shows it and `release` takes it: the leases
+    // of one holder share its pid and start time.
+    std::string job = row.lease_id.value_or("-");
     std::string container = row.container_id ? row.container_id->substr(0, 12) : "-";
     // The example servers' processes have made-up pids, not another namespace's.
     std::string command = row.visible            ? Printable(row.command)

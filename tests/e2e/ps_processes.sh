@@ -30,6 +30,11 @@ expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .used_memory_bytes
 expect_eq "$(jq -r ".processes[] | select(.pid == $foreign) | .user" <<<"$json")" "$(id -un)" "its user"
 run_status "$GPUPIN" "${SIM[@]}" ps --leftovers
 expect_contains "$OUT" "no leftover GPU processes" "nothing left over yet"
+# The JOB column is the lease's whole id, the one `leases` shows and
+# `release` takes: the leases one holder took share their pid and start.
+run_status "$GPUPIN" "${SIM[@]}" ps
+expect_eq "$(awk '$1 == 0 { print $6 }' <<<"$OUT")" "$(jq -r '.processes[] | select(.gpu_index == 0) | .lease_id' <<<"$json")" \
+  "the job's lease id, whole, in ps's JOB column"
 
 # GPUPIN_LEASE_ID counts only under the lease's holder: copied into another
 # process it names no job. One that names an ended lease marks a leftover.
