@@ -53,15 +53,23 @@ std::vector<OwnRecord> OwnRandomNames(const StateDir& dir, uint32_t uid, size_t 
   return own;
 }
 
+// Whether what holds user `uid`'s own name keeps that user from writing
+// there: another user's file (in the sticky directory only root may replace
+// it), or a directory (no file can be renamed over one, by root either).
+bool NameTaken(const FileInfo& named, uint32_t uid) {
+  return named.directory || (named.owner_uid != uid && uid != 0);
+}
+
 // Where user `uid`'s record may be: its own name when a file is there, and,
-// when another user's file took that name, its random names.
+// when another user's file or a directory took that name, its random
+// names.
 std::vector<std::string> RecordNames(const StateDir& dir, uint32_t uid) {
   std::vector<std::string> names;
   Result<FileInfo> named = dir.Info(DriverOrderFileName(uid));
   // No file (the usual case, root's most of all) is nothing to say.
   if (!named.ok()) return names;
   names.push_back(DriverOrderFileName(uid));
-  if (named->owner_uid != uid) {
+  if (named->owner_uid != uid || named->directory) {
     for (OwnRecord& own : OwnRandomNames(dir, uid, kMostRandomNamesRead))
       names.push_back(std::move(own.name));
   }
@@ -117,9 +125,8 @@ std::optional<KeptDriverOrder> ReadDriverOrder(
 
 Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept) {
   std::string name = DriverOrderFileName(uid);
-  // In the sticky directory only root may replace another user's file.
   Result<FileInfo> named = dir.Info(name);
-  if (named.ok() && named->owner_uid != uid && uid != 0) {
+  if (named.ok() && NameTaken(*named, uid)) {
     name = RandomNamePrefix(uid) + RandomHex(kRandomNameBytes) + std::string(kSuffix);
   }
   Status written = dir.WriteFileAtomic(name, KeptDriverOrderToJson(kept));

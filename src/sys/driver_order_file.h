@@ -36,7 +36,8 @@ std::optional<KeptDriverOrder> ReadDriverOrder(
 
 // Replaces user `uid`'s file with `kept`, atomically (mode 0644), under a
 // random name when another user's file holds `cuda-order-<uid>.json` (root
-// replaces such a file), and removes the user's earlier random-named ones.
+// replaces such a file) or a directory does (for root too), and removes
+// the user's earlier random-named ones.
 Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept);
 
 }  // namespace gpupin

@@ -267,7 +267,8 @@ Result<FileInfo> StateDir::Info(const std::string& name) const {
   struct stat st {};
   if (fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     return SystemError(fmt::format("cannot stat {}", JoinPath(path_, name)));
-  return FileInfo{st.st_uid, int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec};
+  return FileInfo{st.st_uid, int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec,
+                  S_ISDIR(st.st_mode)};
 }
 
 Result<std::vector<std::string>> StateDir::List() const {

@@ -42,6 +42,7 @@ struct FileRead {
 struct FileInfo {
   uint32_t owner_uid = 0;
   int64_t change_time_ns = 0;  // st_ctime, in nanoseconds since the epoch
+  bool directory = false;      // which no file can be renamed over
 };
 
 // An exclusive flock held until destruction.

@@ -83,4 +83,19 @@ expect_eq "$(stat -c '%U %a' "$NAMED")" "nobody 644" "kept under nobody's name a
 expect_eq "$(jq -r .boot_id "$NAMED")" "$(cat /proc/sys/kernel/random/boot_id)" "for this boot"
 expect_eq "$(random_named)" "" "the random-named record is removed"
 expect_eq "$(stat -c %u "$LOOKALIKE")" 12345 "the other user's file is left"
+
+# Root's name taken by a directory of the other user's, which root cannot
+# rename a file over either: root keeps the order under a random name too,
+# and root's and nobody's gpupins follow it without asking the driver.
+"${AS_OTHER[@]}" mkdir -p "$GPUPIN_STATE_DIR/cuda-order-0.json/x"
+run_status "$GPUPIN" --simulate "$SCENARIO" -v ls
+expect_eq "$STATUS" 0 "root's ls with its name taken by a directory"
+[[ $ERR != *"not kept"* ]] || fail "root's order is not kept: $ERR"
+root_kept=$(find "$GPUPIN_STATE_DIR" -maxdepth 1 -user root -name 'cuda-order-0-*.json' -printf '%f\n')
+[[ $root_kept =~ ^cuda-order-0-[0-9a-f]{16}\.json$ ]] || fail "root's order is not kept under a random name: '$root_kept'"
+run_status "$TEST_TMP/nocuda/gpupin" --simulate "$SCENARIO" --json ls
+expect_eq "$(jq -c '[[.gpus | sort_by(.cuda_ordinal) | .[].index], .cuda_order]' <<<"$OUT")" '[[1,2,0],"driver"]' \
+  "no libcuda: root follows its random-named record"
+"${AS_NOBODY[@]}" rm "$NAMED"
+expect_eq "$(ls_order "$TEST_TMP/nocuda/gpupin")" '[[1,2,0],"driver"]' "no libcuda: nobody follows root's random-named record"
 echo PASS
