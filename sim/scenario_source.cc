@@ -15,9 +15,8 @@ namespace gpupin::sim {
 Result<std::string> ScenarioPathFromEnv() {
   const char* path = std::getenv("GPUPIN_SIM_SCENARIO");
   if (!path || !*path)
-    return MakeError(
-        ExitCode::kNvmlUnavailable,
-        "GPUPIN_SIM_SCENARIO is not set; point it at a scenario file (see doc/scenario.md)");
+    return MakeError(ExitCode::kNvmlUnavailable,
+                     "GPUPIN_SIM_SCENARIO is not set; point it at a scenario file");
   return std::string(path);
 }
 

@@ -114,19 +114,26 @@ struct Allowance {
   // The indices rest on gpupin's guess of CUDA's FASTEST_FIRST order (mixed
   // models, no CUDA_DEVICE_ORDER).
   bool order_guessed = false;
-  // CUDA drops entries or reads one only in part (`0-3`, `0,0`).
-  bool read_in_part = false;
+  // How CUDA reads the list, when not as written: ", which CUDA reads only
+  // in part (...)" (`0-3`, `0,9`), ", which leaves CUDA no device (...)"
+  // (`0,0`); empty when as written.
+  std::string misread;
 };
 
 Allowance AllowedGpus(CudaNumbering& numbering, const Inventory& inventory,
                       const VisibilityEnv& visibility) {
   if (!visibility.cuda_visible_devices) return {};
   Resolution resolution = numbering.Resolve(inventory, visibility);
-  Allowance allowance{std::vector<uint32_t>{}, resolution.order_is_guess,
-                      !resolution.dropped.empty()};
+  Allowance allowance{std::vector<uint32_t>{}, resolution.order_is_guess, ""};
+  bool read_in_part = !resolution.dropped.empty();
   for (const VisibleDevice& device : resolution.visible) {
     if (!device.mig_index) allowance.gpu_indices->push_back(device.gpu_index);
-    if (!device.read_in_part.empty()) allowance.read_in_part = true;
+    if (!device.read_in_part.empty()) read_in_part = true;
+  }
+  if (resolution.visible.empty() && read_in_part) {
+    allowance.misread = ", which leaves CUDA no device (gpupin map says why)";
+  } else if (read_in_part) {
+    allowance.misread = ", which CUDA reads only in part (gpupin map says how)";
   }
   return allowance;
 }
@@ -304,9 +311,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       guess_noted = true;
     }
     if (allowed_by) {
-      input.allowed_by =
-          *allowed_by +
-          (allowance.read_in_part ? ", which CUDA reads only in part (gpupin map says how)" : "");
+      input.allowed_by = *allowed_by + allowance.misread;
     }
     if (job) {
       input.allowed_gpu_indices = JobGpuIndices(inventory, *job, input.allowed_gpu_indices);

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <limits>
 
 #include "cli/launch.h"
+#include "cli/number_checks.h"
 #include "core/units.h"
 #include "out/json_value.h"
 
@@ -96,6 +98,7 @@ CommandSpec EnvCommand() {
             ->check(CLI::IsMember({"bash", "zsh", "sh", "fish"}));
         app.add_option("--for", options->for_pid,
                        "hold the GPUs while this process lives (default: the shell)")
+            ->check(WholeNumber(1, std::numeric_limits<pid_t>::max()))
             ->option_text("PID");
         app.add_option("--ttl", options->ttl,
                        "instead, reserve as pick does: until DURATION (more than 0) passes, and "

@@ -5,6 +5,7 @@
 #include "cli/toml_config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -225,6 +226,17 @@ const CLI::App* Subcommand(const CLI::App& app, const std::string& name,
   });
 }
 
+// The sections ("[pick]") of the commands that have the option `name`.
+std::vector<std::string> SectionsWith(const CLI::App& app, const BuildRestOfCommands& build_rest,
+                                      const std::string& name) {
+  if (build_rest) build_rest();
+  std::vector<std::string> sections;
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (FindConfigOption(*command, name)) sections.push_back("[" + command->get_name() + "]");
+  }
+  return sections;
+}
+
 // `text` parsed as strict TOML; throws CLI::ConfigError naming the line.
 toml::table ParseTable(const Place& place, std::string_view text) {
   std::optional<std::pair<uint32_t, size_t>> clash;
@@ -400,7 +412,17 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     const std::string name = PutBack(key.str());
     const toml::table* section = node.as_table();
     if (!section) {
-      keep(Item(place, app_, {}, OptionName(key.str()), node), node);
+      const std::string option = OptionName(key.str());
+      if (!FindConfigOption(app_, option)) {
+        if (std::vector<std::string> sections = SectionsWith(app_, build_rest_, option);
+            !sections.empty()) {
+          place.Fail(key.source(),
+                     fmt::format("{} is not an option of gpupin itself: give it under the "
+                                 "section of a command that has it, {}",
+                                 option, fmt::join(sections, ", ")));
+        }
+      }
+      keep(Item(place, app_, {}, option, node), node);
       continue;
     }
     if (name == "limits") {

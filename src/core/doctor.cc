@@ -92,7 +92,11 @@ Finding CheckHealth(const DoctorFacts& facts) {
     if (!gpu.healthy()) lost.push_back(fmt::format("GPU {}: {}", gpu.index, *gpu.health_error));
   }
   if (lost.empty()) {
-    return {"health", Verdict::kOk, fmt::format("all {} GPUs answer", facts.inventory.gpus.size()),
+    const size_t n = facts.inventory.gpus.size();
+    return {"health", Verdict::kOk,
+            n == 0   ? std::string("NVML lists no GPU")
+            : n == 1 ? std::string("the one GPU answers")
+                     : fmt::format("all {} GPUs answer", n),
             ""};
   }
   return {"health", Verdict::kWarn, "not answering: " + JoinShort(lost),
@@ -145,7 +149,10 @@ Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
   if (!facts.env.cuda_visible_devices) {
     // Devices CUDA leaves out on its own (a MIG-mode GPU without instances)
     // are not the caller's doing: information, not a warning.
-    f.evidence = fmt::format("unset: CUDA sees all {} devices", r.visible.size());
+    const size_t n = r.visible.size();
+    f.evidence = n == 0   ? std::string("unset: CUDA sees no device")
+                 : n == 1 ? std::string("unset: CUDA sees the one device")
+                          : fmt::format("unset: CUDA sees all {} devices", n);
     if (!r.dropped.empty()) f.evidence += "; " + DescribeDropped(r.dropped);
     return f;
   }

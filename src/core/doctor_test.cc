@@ -138,6 +138,16 @@ TEST(DoctorHealthTest, WarnsAboutACardThatDoesNotAnswer) {
   EXPECT_THAT(f.evidence, HasSubstr("GPU 1: GPU is lost"));
 }
 
+TEST(DoctorHealthTest, CountsTheGpusThatAnswer) {
+  DoctorFacts facts = HealthyFacts();
+  EXPECT_EQ(Only(facts, "health").evidence, "all 2 GPUs answer");
+  EXPECT_EQ(Only(facts, "cuda_visible_devices").evidence, "unset: CUDA sees all 2 devices");
+  facts.inventory.gpus.pop_back();
+  facts.resolution.visible.pop_back();
+  EXPECT_EQ(Only(facts, "health").evidence, "the one GPU answers");
+  EXPECT_EQ(Only(facts, "cuda_visible_devices").evidence, "unset: CUDA sees the one device");
+}
+
 TEST(DoctorPersistenceTest, WarnsWhenOff) {
   DoctorFacts facts = HealthyFacts();
   facts.inventory.gpus[1].persistence_mode = false;

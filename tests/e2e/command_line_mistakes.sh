@@ -38,6 +38,11 @@ done
 run_status "$GPUPIN" "${SIM[@]}" ls -- foo bar
 expect_eq "$ERR" "gpupin: unexpected 'foo bar'; see gpupin --help" "the words in the order typed"
 
+# A pid that is not a number gets the same line as any other number.
+run_status "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" env --for abc
+expect_eq "$STATUS" 2 "env --for abc"
+expect_eq "$ERR" "gpupin: --for: 'abc': write a whole number from 1 to 2147483647; see gpupin --help" "env --for abc says what to write"
+
 # The separator forgotten: the command is not run, and the fix is shown.
 run_status "$GPUPIN" "${SIM[@]}" run touch "$TEST_TMP/ran"
 expect_eq "$STATUS" 2 "run without --"

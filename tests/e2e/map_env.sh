@@ -74,10 +74,10 @@ expect_contains "$ERR" "'gpu1' is not a CUDA device" "bad ordinal named"
 run_status "$GPUPIN" "${SIM[@]}" map --env 'A=1' --pid 1
 expect_eq "$STATUS" 2 "--env with --pid status"
 
-# pick inside such a value says that CUDA reads it only in part, and where to
-# see how.
+# pick inside such a value says how CUDA reads it (a repeated device: as no
+# device at all; a range: in part), and where to see it.
 CUDA_VISIBLE_DEVICES=2,2 run_status "$GPUPIN" "${SIM[@]}" pick
 expect_eq "$STATUS" 3 "pick inside a repeated device"
-expect_contains "$ERR" "no GPU is in your allocation, CUDA_VISIBLE_DEVICES=2,2, which CUDA reads only in part (gpupin map says how)" "pick names the cut"
+expect_contains "$ERR" "no GPU is in your allocation, CUDA_VISIBLE_DEVICES=2,2, which leaves CUDA no device (gpupin map says why)" "pick names the cut"
 CUDA_VISIBLE_DEVICES=1-3 run_status "$GPUPIN" "${SIM[@]}" pick -n 2
 expect_contains "$ERR" "only 1 is in your allocation, CUDA_VISIBLE_DEVICES=1-3, which CUDA reads only in part" "pick names a range"
