@@ -64,7 +64,8 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   std::string_view unit(end, text.data() + text.size() - end);
   static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
+      {"", 1000},      {"ms", 1},        {"s", 1000},      {"m", 60'000},
+      {"min", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
   // A bound that a deadline of now plus the duration cannot overflow: a
   // nanosecond clock runs out after 292 years.
   constexpr double kMaxMs = 1000.0 * 24 * 3'600'000;
@@ -76,7 +77,7 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
     }
   }
   return MakeError(ExitCode::kUsage,
-                   fmt::format("invalid duration '{}'; write e.g. 30s, 5m, 2h or 500ms", text));
+                   fmt::format("invalid duration '{}'; write e.g. 30s, 5m, 2h, 1d or 500ms", text));
 }
 
 std::string FormatBytes(uint64_t bytes) {

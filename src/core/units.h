@@ -17,7 +17,7 @@ Result<uint64_t> ParseSize(std::string_view text);
 // "80%" or "80" -> 80. Accepts 0..100.
 Result<double> ParsePercent(std::string_view text);
 
-// "500ms", "30s", "5m", "2h", "1.5" (seconds) -> milliseconds; at most 1000
+// "500ms", "30s", "5m", "2h", "1d", "1.5" (seconds) -> milliseconds; at most 1000
 // days, so that a deadline computed from it cannot overflow.
 Result<int64_t> ParseDurationMs(std::string_view text);
 

@@ -39,6 +39,9 @@ TEST(ParseDurationTest, UnitsAndPlainSeconds) {
   EXPECT_EQ(*ParseDurationMs("1.5"), 1'500);
   EXPECT_EQ(*ParseDurationMs("5m"), 300'000);
   EXPECT_EQ(*ParseDurationMs("2h"), 7'200'000);
+  EXPECT_EQ(*ParseDurationMs("1d"), 86'400'000);
+  EXPECT_EQ(*ParseDurationMs("1000d"), int64_t{1000} * 86'400'000);
+  EXPECT_FALSE(ParseDurationMs("1001d").ok());
   EXPECT_EQ(ParseDurationMs("soon").error().code, ExitCode::kUsage);
   EXPECT_FALSE(ParseDurationMs("-1s").ok());
   EXPECT_EQ(*ParseDurationMs("24000h"), int64_t{24000} * 3'600'000);
