@@ -99,6 +99,6 @@ run_status "$GPUPIN" --simulate "$scenario" pick --max-used 2G
 expect_eq "$STATUS" 0 "a typed --max-used wins over the file's refused one: $ERR"
 "$GPUPIN" --simulate "$scenario" release >/dev/null 2>&1
 run_status "$GPUPIN" --simulate "$scenario" config
-expect_contains "$OUT" "$(printf '%-17s %-37s %s' wait 'as --wait alone' "$user_file:2")" \
-  "config shows wait = true as the option given alone"
+expect_eq "$(awk '$1 == "wait" { $1 = ""; print substr($0, 2) }' <<<"$OUT" | tr -s ' ')" \
+  "as --wait alone $user_file:2" "config shows wait = true as the option given alone"
 echo PASS
