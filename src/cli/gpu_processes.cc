@@ -34,8 +34,22 @@ const Lease* HeldJob(int pid, const std::vector<Lease>& live_leases, const Paren
   return job;
 }
 
+// The reservation that holds because of this process (its job, started
+// from the shell that picked, which may have exited since).
+const Lease* ReservationKeptBy(int pid, const std::vector<Lease>& live_leases,
+                               const LivenessFacts& liveness) {
+  for (const Lease& lease : live_leases) {
+    if (!lease.is_reservation()) continue;
+    for (uint32_t job : ReservationJobs(lease, liveness)) {
+      if (static_cast<int>(job) == pid) return &lease;
+    }
+  }
+  return nullptr;
+}
+
 void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_leases,
-              const ProcFs& procfs, std::optional<uint64_t> uptime_ticks) {
+              const LivenessFacts& liveness, const ProcFs& procfs,
+              std::optional<uint64_t> uptime_ticks) {
   int pid = static_cast<int>(row.process.pid);
   std::optional<ProcessStat> stat = procfs.Stat(pid);
   if (!stat) return;
@@ -61,6 +75,7 @@ void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_
   // --for) set GPUPIN_LEASE_ID after it started, which /proc does not show:
   // it, and what it starts, run in the job its nearest lease holder holds.
   if (!claimed && live_leases) job = HeldJob(pid, *live_leases, parent_of);
+  if (!job && live_leases) job = ReservationKeptBy(pid, *live_leases, liveness);
   if (job) {
     // A live job's process is not left over, even stopped (Ctrl-Z) or
     // orphaned (its gpupin killed: the job keeps its card to its end).
@@ -98,7 +113,7 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
       row.gpu_index = gpu.index;
       row.mig_index = mig_index;
       row.process = process;
-      Describe(row, live_leases, procfs, uptime);
+      Describe(row, live_leases, liveness, procfs, uptime);
       rows.push_back(std::move(row));
     };
     ForEachGpuProcess(gpu, [&](const GpuProcess& process, const MigDevice* mig) {

@@ -5,23 +5,27 @@
 #include "core/process_tree.h"
 
 namespace gpupin {
-namespace {
+namespace {}  // namespace
 
-// PIDs on the lease's cards that were not there at reservation time.
-std::vector<uint32_t> NewProcessesOnCards(const Lease& lease, const LivenessFacts& facts) {
+std::vector<uint32_t> ReservationJobs(const Lease& lease, const LivenessFacts& facts) {
   const auto& baseline = lease.reservation_baseline_pids;
   std::vector<uint32_t> pids;
   for (const std::string& uuid : lease.gpu_uuids) {
     auto it = facts.gpu_pids.find(uuid);
     if (it == facts.gpu_pids.end()) continue;  // unknown is not "a new process"
     for (uint32_t pid : it->second) {
-      if (std::find(baseline.begin(), baseline.end(), pid) == baseline.end()) pids.push_back(pid);
+      if (std::find(baseline.begin(), baseline.end(), pid) != baseline.end()) continue;
+      // Another user's process on the card is not this user's job: it would
+      // keep an ended reservation alive and charge it to this user.
+      if (facts.process_uid) {
+        std::optional<uint32_t> runs_as = facts.process_uid(static_cast<int>(pid));
+        if (runs_as && *runs_as != lease.uid) continue;
+      }
+      pids.push_back(pid);
     }
   }
   return pids;
 }
-
-}  // namespace
 
 // A container's lease is held like any other, by a process: the `docker
 // wait` that follows the container (cli/docker), so that no record can
@@ -34,7 +38,7 @@ LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts) {
     // the job appeared would hand a card whose job has not yet allocated
     // much memory (under --max-used) to the next pick: the very collision
     // reservations exist to prevent.
-    if (!NewProcessesOnCards(lease, facts).empty()) return LeaseState::kLive;
+    if (!ReservationJobs(lease, facts).empty()) return LeaseState::kLive;
     if (!RecordProcessAlive(lease.holder, lease.uid, facts)) return LeaseState::kHolderGone;
     if (facts.now_unix_ms > *lease.reservation_deadline_unix_ms)
       return LeaseState::kReservationExpired;
@@ -58,17 +62,13 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
   const int holder = lease.holder.pid;
   // A holder that is gone (or a reused pid) has no descendants of its own.
   if (facts.process_start_time(holder) != lease.holder.start_time_ticks) return std::nullopt;
-  for (uint32_t pid : NewProcessesOnCards(lease, facts)) {
+  // A descendant that changed user (sudo) is none of them: it cannot hold
+  // this user's lease (the next read would count it dead).
+  for (uint32_t pid : ReservationJobs(lease, facts)) {
     const int job = static_cast<int>(pid);
     std::optional<uint64_t> start = facts.process_start_time(job);
     if (!start) continue;
     if (!NearestAncestor(job, facts.parent_of, [holder](int p) { return p == holder; })) continue;
-    // A descendant that changed user (sudo) cannot hold this user's lease:
-    // the next read would count it dead.
-    if (lease.uid != 0 && facts.process_uid) {
-      std::optional<uint32_t> runs_as = facts.process_uid(job);
-      if (runs_as && *runs_as != lease.uid) continue;
-    }
     Lease handed = lease;
     handed.holder = {job, *start};
     handed.reservation_deadline_unix_ms.reset();

@@ -81,6 +81,11 @@ enum class LeaseState {
 
 LeaseState EvaluateLease(const Lease& lease, const LivenessFacts& facts);
 
+// The processes a reservation counts as its job: on its cards, not there
+// when it was made, and running as its user (when /proc says). While there
+// is one, the reservation holds whatever its holder and deadline say.
+std::vector<uint32_t> ReservationJobs(const Lease& lease, const LivenessFacts& facts);
+
 // "python train.py --lr 3e-4": a command line as a lease records it for
 // other users to read, at most 200 characters.
 std::string LeaseCommand(const std::vector<std::string>& argv);

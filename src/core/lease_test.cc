@@ -86,6 +86,20 @@ TEST(EvaluateLease, ReservationPassesToItsJobWhileTheJobRuns) {
   EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kReservationExpired);
 }
 
+TEST(EvaluateLease, AnotherUsersProcessKeepsNoReservationAlive) {
+  Lease lease = HeldBy(10, 5);
+  lease.uid = 1000;
+  lease.reservation_deadline_unix_ms = 2000;
+  LivenessFacts facts = World({}, 5000);  // the shell that picked is gone, the TTL passed
+  facts.gpu_pids["GPU-a"] = {78};
+  facts.process_uid = [](int pid) -> std::optional<uint32_t> { return pid == 78 ? 65534u : 1000u; };
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kHolderGone);
+  EXPECT_TRUE(ReservationJobs(lease, facts).empty());
+  facts.process_uid = [](int) -> std::optional<uint32_t> { return 1000u; };
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive) << "its own user's job keeps it";
+  EXPECT_EQ(ReservationJobs(lease, facts), std::vector<uint32_t>{78});
+}
+
 TEST(EvaluateLease, AReservationIsHandedToTheNewLiveProcess) {
   Lease lease = HeldBy(10, 5);
   lease.command = "pick (reserved for the next job)";
