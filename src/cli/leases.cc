@@ -300,9 +300,19 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
       }
     }
     for (const std::string& id : ids) {
+      // The lease whose id it is, else the ones it begins, the caller's own
+      // first: another user's lease named as one of ours plus a character
+      // cannot make ours unnamable.
       std::vector<const Lease*> matches;
-      for (const Lease& lease : leases) {
-        if (lease.id.starts_with(id)) matches.push_back(&lease);
+      auto collect = [&](const std::function<bool(const Lease&)>& named) {
+        for (const Lease& lease : leases) {
+          if (named(lease)) matches.push_back(&lease);
+        }
+        return !matches.empty();
+      };
+      if (!collect([&](const Lease& lease) { return lease.id == id; }) &&
+          !collect([&](const Lease& l) { return l.uid == uid && l.id.starts_with(id); })) {
+        collect([&](const Lease& lease) { return lease.id.starts_with(id); });
       }
       // A waiting job's ticket is not a lease: it leaves the queue with its gpupin.
       if (matches.empty()) {

@@ -62,4 +62,33 @@ done
 "$GPUPIN" "${SIM[@]}" release >/dev/null
 run_status "$GPUPIN" "${SIM[@]}" --json run -- true
 expect_eq "$(head -1 <<<"$ERR" | jq '.verdicts | length')" 4 "verdicts in run --json's start event"
+
+# Another user's lease named as ours plus a character keeps neither our
+# whole id nor our own prefix from naming ours.
+as_nobody_setup
+"$GPUPIN" "${SIM[@]}" release --all >/dev/null 2>&1
+"$GPUPIN" "${SIM[@]}" pick >/dev/null
+id=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r '.leases[0].lease_id')
+nobody_sleeps 60
+# plant_nobodys_lease ID: a valid lease of nobody's named ID, held by its sleep.
+plant_nobodys_lease() {
+  "${AS_NOBODY[@]}" /usr/bin/python3 - "$GPUPIN_STATE_DIR/leases" "$1" "$SLEEPER" "$SLEEPER_START" <<'PY'
+import json, os, sys
+leases, rid, pid, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+lease = {"format_version": 1, "id": rid, "gpu_uuids": ["GPU-nowhere"],
+         "holder": {"pid": pid, "start_time_ticks": start}, "uid": os.getuid(), "user": "nobody",
+         "command": "x", "created_unix_ms": 1, "reservation_baseline_pids": []}
+with open(f"{leases}/.{rid}", "w") as f:
+    json.dump(lease, f)
+os.rename(f"{leases}/.{rid}", f"{leases}/{rid}.json")
+PY
+}
+plant_nobodys_lease "${id}0"
+run_status "$GPUPIN" "${SIM[@]}" --json release "$id"
+expect_eq "$(jq -c .released <<<"$OUT")" "[\"$id\"]" "our whole id, with nobody's longer one beside it: $ERR"
+"$GPUPIN" "${SIM[@]}" pick >/dev/null
+mine=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r ".leases[] | select(.user == \"$(id -un)\") | .lease_id")
+plant_nobodys_lease "${mine}1"
+run_status "$GPUPIN" "${SIM[@]}" --json release "${mine:0:12}"
+expect_eq "$(jq -c .released <<<"$OUT")" "[\"$mine\"]" "a prefix of ours names ours before another user's: $ERR"
 echo PASS
