@@ -5,8 +5,6 @@
 #include "core/process_tree.h"
 
 namespace gpupin {
-namespace {}  // namespace
-
 std::vector<uint32_t> ReservationJobs(const Lease& lease, const LivenessFacts& facts) {
   const auto& baseline = lease.reservation_baseline_pids;
   std::vector<uint32_t> pids;
