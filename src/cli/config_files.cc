@@ -22,6 +22,12 @@ Result<ConfigFileContent> ReadOne(const CLI::App& app, const std::string& path, 
   return ReadConfigFile(app, **text, path, kind, admin_file, build_rest);
 }
 
+// `message` said of the file line that gave `setting`.
+Error AtSetting(const ConfigSetting& setting, ExitCode code, const std::string& message) {
+  return MakeError(code,
+                   fmt::format("{}:{}: {}: {}", setting.file, setting.line, setting.key, message));
+}
+
 }  // namespace
 
 std::string UserConfigPath() {
@@ -72,8 +78,7 @@ Status ApplyFileDefaults(CLI::App& app, CLI::App* command, ConfigSources& source
         option->run_callback();
         sources.applied.emplace("--" + option->get_lnames().front(), setting);
       } catch (const CLI::Error& error) {
-        return MakeError(ExitCode::kError, fmt::format("{}:{}: {}: {}", setting.file, setting.line,
-                                                       setting.key, error.what()));
+        return AtSetting(setting, ExitCode::kError, error.what());
       }
     }
   }
@@ -98,19 +103,16 @@ Error AtConfigLine(Error error, const CLI::App& command, const ConfigSources& so
   if (error.option.empty()) return error;
   const CLI::Option* option = command.get_option_no_throw(error.option);
   if (!option || TypedOnCommandLine(*option, sources.command_line)) return error;
-  auto at = [&](const ConfigSetting& setting, ExitCode code) {
-    return MakeError(
-        code, fmt::format("{}:{}: {}: {}", setting.file, setting.line, setting.key, error.message));
-  };
   // The last one given wins, as CLI11 reads --config.
   const std::vector<ConfigSetting>& given = *sources.config_option;
   for (size_t i = given.size(); i-- > 0;) {
     if ((given[i].command.empty() || given[i].command == command.get_name()) &&
         FindConfigOption(command, given[i].key) == option)
-      return at(given[i], ExitCode::kUsage);
+      return AtSetting(given[i], ExitCode::kUsage, error.message);
   }
   auto applied = sources.applied.find(error.option);
-  if (applied != sources.applied.end()) return at(applied->second, ExitCode::kError);
+  if (applied != sources.applied.end())
+    return AtSetting(applied->second, ExitCode::kError, error.message);
   return error;
 }
 
