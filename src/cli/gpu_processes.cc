@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "cli/machine_state.h"
@@ -34,21 +35,23 @@ const Lease* HeldJob(int pid, const std::vector<Lease>& live_leases, const Paren
   return job;
 }
 
-// The reservation that holds because of this process (its job, started
-// from the shell that picked, which may have exited since).
-const Lease* ReservationKeptBy(int pid, const std::vector<Lease>& live_leases,
-                               const LivenessFacts& liveness) {
+// The live reservation each process is the job of (started from the shell
+// that picked, which may have exited since), by pid.
+using ReservationsByJob = std::map<int, const Lease*>;
+
+ReservationsByJob ReservationJobsOf(const std::vector<Lease>& live_leases,
+                                    const LivenessFacts& liveness) {
+  ReservationsByJob jobs;
   for (const Lease& lease : live_leases) {
     if (!lease.is_reservation()) continue;
-    for (uint32_t job : ReservationJobs(lease, liveness)) {
-      if (static_cast<int>(job) == pid) return &lease;
-    }
+    for (uint32_t job : ReservationJobs(lease, liveness))
+      jobs.emplace(static_cast<int>(job), &lease);
   }
-  return nullptr;
+  return jobs;
 }
 
 void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_leases,
-              const LivenessFacts& liveness, const ProcFs& procfs,
+              const ReservationsByJob& reservation_jobs, const ProcFs& procfs,
               std::optional<uint64_t> uptime_ticks) {
   int pid = static_cast<int>(row.process.pid);
   std::optional<ProcessStat> stat = procfs.Stat(pid);
@@ -75,7 +78,8 @@ void Describe(GpuProcessRow& row, const std::optional<std::vector<Lease>>& live_
   // --for) set GPUPIN_LEASE_ID after it started, which /proc does not show:
   // it, and what it starts, run in the job its nearest lease holder holds.
   if (!claimed && live_leases) job = HeldJob(pid, *live_leases, parent_of);
-  if (!job && live_leases) job = ReservationKeptBy(pid, *live_leases, liveness);
+  if (auto reservation = reservation_jobs.find(pid); !job && reservation != reservation_jobs.end())
+    job = reservation->second;
   if (job) {
     // A live job's process is not left over, even stopped (Ctrl-Z) or
     // orphaned (its gpupin killed: the job keeps its card to its end).
@@ -105,6 +109,8 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
       if (EvaluateLease(lease, liveness) == LeaseState::kLive) live_leases->push_back(lease);
     }
   }
+  const ReservationsByJob reservation_jobs =
+      live_leases ? ReservationJobsOf(*live_leases, liveness) : ReservationsByJob{};
   for (const Gpu& gpu : inventory.gpus) {
     std::set<uint32_t> seen;
     auto add = [&](const GpuProcess& process, std::optional<uint32_t> mig_index) {
@@ -113,7 +119,7 @@ std::vector<GpuProcessRow> DescribeGpuProcessRows(const Inventory& inventory,
       row.gpu_index = gpu.index;
       row.mig_index = mig_index;
       row.process = process;
-      Describe(row, live_leases, liveness, procfs, uptime);
+      Describe(row, live_leases, reservation_jobs, procfs, uptime);
       rows.push_back(std::move(row));
     };
     ForEachGpuProcess(gpu, [&](const GpuProcess& process, const MigDevice* mig) {
