@@ -307,8 +307,10 @@ std::optional<std::string> BusyBecause(const Gpu& gpu, const BusyThreshold& t) {
                    *gpu.utilization_gpu_percent > *t.max_util_percent;
   if (!memory_busy && !util_busy) return std::nullopt;
   std::string used = gpu.memory_used_bytes ? FormatBytes(*gpu.memory_used_bytes) : "?";
-  std::string util =
-      gpu.utilization_gpu_percent ? fmt::format("{} %", *gpu.utilization_gpu_percent) : "? %";
+  // NVML reports no utilization for a card in MIG mode, only for whole cards.
+  std::string util = gpu.utilization_gpu_percent ? fmt::format("{} %", *gpu.utilization_gpu_percent)
+                     : gpu.mig_enabled.value_or(false) ? "no utilization in MIG mode"
+                                                       : "utilization unknown";
   return fmt::format("GPU {} ({} used, {})", gpu.index, used, util);
 }
 

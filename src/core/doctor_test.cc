@@ -364,6 +364,17 @@ TEST(DoctorBusyTest, SomeBusyIsOkWithNumbers) {
             "1 of 2 GPUs busy (more than 1G used or 10 % utilization): GPU 0 (70G used, 95 %)");
 }
 
+TEST(DoctorBusyTest, CardInMigModeSaysWhyItHasNoUtilization) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[0].memory_used_bytes = 12 * kGiB;
+  facts.inventory.gpus[0].utilization_gpu_percent.reset();
+  facts.inventory.gpus[0].mig_enabled = true;
+  EXPECT_THAT(Only(facts, "busy").evidence,
+              HasSubstr("GPU 0 (12G used, no utilization in MIG mode)"));
+  facts.inventory.gpus[0].mig_enabled = false;
+  EXPECT_THAT(Only(facts, "busy").evidence, HasSubstr("GPU 0 (12G used, utilization unknown)"));
+}
+
 TEST(DoctorBusyTest, AllBusyWarns) {
   DoctorFacts facts = HealthyFacts();
   facts.inventory.gpus[0].utilization_gpu_percent = 50;

@@ -85,7 +85,13 @@ kill -CONT "$foreign"
 if mknod "$TEST_TMP/nvidia1" c 195 1 2>/dev/null; then
   python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_PATH); time.sleep(60)' "$TEST_TMP/nvidia1" &
   holder=$!
-  holds_device_file() { ls -l "/proc/$holder/fd" 2>/dev/null | grep -q nvidia1; }
+  holds_device_file() {
+    local fd
+    for fd in "/proc/$holder/fd/"*; do
+      [[ $(readlink "$fd") == *nvidia1 ]] && return 0
+    done
+    return 1
+  }
   wait_until 20 "pid $holder opened the device file" holds_device_file
   run_status "$GPUPIN" "${SIM[@]}" ps --devfiles
   expect_contains "$OUT" "GPU 1  pid $holder" "the device-file holder is found on the GPU whose minor it holds"
