@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -19,7 +20,7 @@ using K = PyTokenKind;
 // Frameworks that may initialise CUDA, and with it read CUDA_VISIBLE_DEVICES
 // once, when imported or soon after. Whether a given version does so at
 // import time varies, which is why the finding says "may".
-const std::set<std::string, std::less<>> kFrameworks = {
+constexpr std::array<std::string_view, 17> kFrameworks = {
     "torch",      "tensorflow",  "jax",
     "jaxlib",     "flax",        "transformers",
     "accelerate", "lightning",   "pytorch_lightning",
@@ -33,7 +34,7 @@ const std::set<std::string, std::less<>> kFrameworks = {
 constexpr std::string_view kLazyFramework = "torch";
 
 // torch.cuda calls that initialise CUDA (and with it read the variables).
-const std::set<std::string, std::less<>> kCudaInitCalls = {
+constexpr std::array<std::string_view, 11> kCudaInitCalls = {
     "init",
     "set_device",
     "is_available",
@@ -47,12 +48,20 @@ const std::set<std::string, std::less<>> kCudaInitCalls = {
     "set_per_process_memory_fraction",
 };
 
-const std::set<std::string, std::less<>> kVariables = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
+constexpr std::array<std::string_view, 2> kVariables = {"CUDA_VISIBLE_DEVICES",
+                                                        "CUDA_DEVICE_ORDER"};
 
-const std::set<std::string, std::less<>> kCompoundKeywords = {
+constexpr std::array<std::string_view, 13> kCompoundKeywords = {
     "def",  "class", "if",     "elif",    "else",  "for",  "while",
     "with", "try",   "except", "finally", "match", "case",
 };
+
+// The word lists above are constants, not sets, so that no gpupin command
+// builds them at start-up; each is short enough to search in order.
+template <size_t N>
+bool Lists(const std::array<std::string_view, N>& words, std::string_view word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
 
 // Where a statement runs: the `def` blocks around it (by the token index of
 // their keyword) and whether it sits under `if TYPE_CHECKING:`.
@@ -184,7 +193,7 @@ class StatementSplitter {
 
   void LogicalLine(size_t begin, size_t end, int level) {
     size_t k = t_.Name(begin, "async") ? begin + 1 : begin;
-    if (k < end && t_[k].kind == K::kName && kCompoundKeywords.contains(t_[k].text) &&
+    if (k < end && t_[k].kind == K::kName && Lists(kCompoundKeywords, t_[k].text) &&
         !IsSoftKeywordUsedAsName(k)) {
       size_t colon = t_.FindTopLevel(k + 1, end, ":");
       if (colon < end) {
@@ -331,7 +340,7 @@ class FileParser {
   }
 
   void Record(const Statement& s, size_t k, const std::optional<std::string>& variable) {
-    if (variable && kVariables.contains(*variable)) {
+    if (variable && Lists(kVariables, *variable)) {
       parsed_.assignments.push_back({k, t_[k].line, *variable, s.scope});
     }
   }
@@ -402,8 +411,7 @@ class FileParser {
     } else {
       return;
     }
-    if (!t_.IsName(call) || !kCudaInitCalls.contains(t_[call].text) || !t_.Op(call + 1, "("))
-      return;
+    if (!t_.IsName(call) || !Lists(kCudaInitCalls, t_[call].text) || !t_.Op(call + 1, "(")) return;
     parsed_.cuda_inits.push_back(
         {k, t_[k].line, fmt::format("torch.cuda.{}()", t_[call].text), s.scope});
   }
@@ -596,7 +604,7 @@ class Checker {
   std::optional<ImportCause> Cause(const std::string& importer, const Import& imp) {
     if (imp.scope.type_checking_only) return std::nullopt;
     std::string_view top = std::string_view(imp.module).substr(0, imp.module.find('.'));
-    if (kFrameworks.contains(top)) return ImportCause{std::string(top), ""};
+    if (Lists(kFrameworks, top)) return ImportCause{std::string(top), ""};
     fs::path dir = fs::path(importer).parent_path();
     for (const std::string& candidate : LocalCandidates(imp)) {
       if (auto framework = ModuleFramework(dir, candidate)) {
