@@ -150,6 +150,20 @@ Finding CheckCudaVisibleDevices(const DoctorFacts& facts) {
     // Devices CUDA leaves out on its own (a MIG-mode GPU without instances)
     // are not the caller's doing: information, not a warning.
     const size_t n = r.visible.size();
+    const bool only_mig_limit =
+        !r.dropped.empty() && std::all_of(r.dropped.begin(), r.dropped.end(), [](const auto& d) {
+          return d.reason == DropReason::kMigLimit;
+        });
+    // One MIG instance hides every other device; said once, not per device.
+    if (n == 1 && r.visible.front().mig_index && only_mig_limit) {
+      const VisibleDevice& kept = r.visible.front();
+      f.evidence = fmt::format(
+          "unset: CUDA sees one device, MIG instance {} of GPU {} ({}), and leaves out the {} "
+          "other{}: it enumerates one MIG instance per process and no whole GPU beside it",
+          *kept.mig_index, kept.gpu_index, kept.uuid, r.dropped.size(),
+          r.dropped.size() == 1 ? "" : "s");
+      return f;
+    }
     f.evidence = n == 0   ? std::string("unset: CUDA sees no device")
                  : n == 1 ? std::string("unset: CUDA sees the one device")
                           : fmt::format("unset: CUDA sees all {} devices", n);

@@ -170,6 +170,23 @@ void Resolve(DoctorFacts& facts) {
   facts.resolution = ResolveVisibleDevices(facts.inventory.gpus, facts.env);
 }
 
+TEST(DoctorCudaVisibleDevicesTest, UnsetOnAMigCardSaysOnceWhatCudaLeavesOut) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[0].mig_enabled = true;
+  for (uint32_t i = 0; i < 3; ++i) {
+    MigDevice mig;
+    mig.index = i;
+    mig.uuid = "MIG-" + std::to_string(i);
+    facts.inventory.gpus[0].mig_devices.push_back(mig);
+  }
+  Resolve(facts);
+  Finding f = Only(facts, "cuda_visible_devices");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence,
+            "unset: CUDA sees one device, MIG instance 0 of GPU 0 (MIG-0), and leaves out the 3 "
+            "others: it enumerates one MIG instance per process and no whole GPU beside it");
+}
+
 TEST(DoctorCudaVisibleDevicesTest, OkShowsTheMapping) {
   DoctorFacts facts = HealthyFacts();
   facts.env.cuda_visible_devices = "1";
