@@ -350,6 +350,11 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // (DecisionInput::known_cards): an exclusive request of our own, which
   // waits.
   const bool leases_may_decide = request.wait && !claimed_job && !request.request.mem_bytes;
+  // Woken at the head by a holder's exit, to be decided on the leases: the
+  // next in line is nudged only once they let us look. While they keep us
+  // waiting, every card freed is ours to take first, and its look would be
+  // in vain.
+  bool nudge_unless_still_waiting = false;
   for (;;) {
     // Checked between the steps, never inside a transaction: a step is
     // finished (a ticket taken, a lease written) before the signal is obeyed.
@@ -493,6 +498,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         case Decision::Kind::kWait:
           if (job) return Ok{};
           head_waits = true;
+          nudge_unless_still_waiting = false;
           // Decided on the leases alone: their ends are what can change it.
           if (!inventory) {
             for (const Lease& lease : input.held_leases) watched.push_back(lease.holder);
@@ -540,6 +546,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         continue;
       }
     }
+    if (nudge_unless_still_waiting && ticket) (*store)->Nudge(*ticket);
+    nudge_unless_still_waiting = false;
     if (acquired) {
       // Closing an inotify descriptor waits for an RCU grace period (2 to
       // 20 ms): not while the job waits to start. Exit closes them.
@@ -596,7 +604,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     // waiter beyond the last card of every round looking in vain. Never on
     // a nudge, or the whole queue would wake.
     if (woke == WakeReason::kInterrupted) return give_up(StoppedBy(interrupts->signal()));
-    if (ticket && woke == WakeReason::kProcessExited) (*store)->Nudge(*ticket);
+    const bool card_may_be_free = ticket && woke == WakeReason::kProcessExited;
     if (woke == WakeReason::kDeadline) {
       return give_up(MakeError(
           ExitCode::kNoGpu,
@@ -604,7 +612,12 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     }
     // Woken at the head, it first counts the leases, and looks only if they
     // leave enough cards.
-    if (head_waits && leases_may_decide) want_snapshot = false;
+    if (head_waits && leases_may_decide) {
+      want_snapshot = false;
+      nudge_unless_still_waiting = card_may_be_free;
+    } else if (card_may_be_free) {
+      (*store)->Nudge(*ticket);
+    }
     // Woken behind others, it has most likely moved to the head: its next
     // read may be the one it waits on there.
     if (ahead) watch_leases();
