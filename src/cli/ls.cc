@@ -29,9 +29,10 @@ struct LsOptions {
 
 // The table's columns, and compute capability and cores only where the
 // cuda:N column needs them (mixed models under CUDA's default order);
-// --all reads everything NVML tells.
-GpuFacts FactsToList(const LsOptions& options, const VisibilityEnv& env) {
-  if (options.all) return gpu_facts::kAll;
+// --all reads everything NVML tells into --json. The table has no column
+// for the rest, so without --json --all reads no more.
+GpuFacts FactsToList(const LsOptions& options, const VisibilityEnv& env, bool json) {
+  if (options.all && json) return gpu_facts::kAll;
   GpuFacts facts =
       gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kSensors | gpu_facts::kProcesses;
   if (!FollowsPciBusOrder(env)) facts |= gpu_facts::kCudaOrderIfMixed;
@@ -124,7 +125,7 @@ Annotations Annotate(World& world, CudaNumbering& numbering, const Inventory& in
 Result<std::string> Frame(World& world, GpuSource& gpus, CudaNumbering& numbering,
                           const LsOptions& options, bool compact_json) {
   const VisibilityEnv env = VisibilityEnvFromProcess();
-  Result<Inventory> inventory = gpus.Snapshot(FactsToList(options, env));
+  Result<Inventory> inventory = gpus.Snapshot(FactsToList(options, env, world.options().json));
   if (!inventory.ok()) return inventory.error();
   Annotations annotated = Annotate(world, numbering, *inventory, env);
   std::map<uint32_t, GpuAnnotation>& annotations = annotated.by_gpu;
@@ -215,8 +216,9 @@ CommandSpec LsCommand() {
                 ->transform(Seconds(0.1, 86400))
                 ->option_text("[SECONDS]");
             app.add_flag("--all", options->all,
-                         "read every fact NVML gives (modes, CPU affinity, NUMA node, board, "
-                         "NVLink peers, topology) into --json, not only the table's");
+                         "with --json: read every fact NVML gives (modes, CPU affinity, NUMA node, "
+                         "board, NVLink peers, topology), not only the table's; the table "
+                         "itself is the same");
             app.footer(
                 "On mixed GPU models cuda:N is the CUDA driver's own order: asked once per boot, "
                 "driver and set of GPUs, in a child process, and kept in the state directory "

@@ -40,6 +40,11 @@ expect_eq "$(jq '.topology | length' <<<"$OUT")" 28 "and shows it: every pair on
 expect_eq "$(jq -c '.topology[0]' <<<"$OUT")" '{"gpus":[0,1],"level":"pcie_switch"}' "a pair and its level"
 (($(calls nvmlDeviceGetCpuAffinity) == 8)) || fail "ls --all reads every card's affinity"
 expect_eq "$(jq -r '.gpus[0].compute_mode' <<<"$OUT")" default "ls --all shows the compute mode"
+# The table has no column for the rest: without --json, --all reads no more.
+traced "$GPUPIN" --simulate "$LAB" ls
+table_calls=$(wc -l <"$TRACE")
+traced "$GPUPIN" --simulate "$LAB" ls --all
+expect_eq "$(wc -l <"$TRACE")" "$table_calls" "ls --all without --json: the table's calls only"
 
 # One model: CUDA's default order is PCI order. Mixed models: the cuda:N
 # column needs capability and cores, unless the order is PCI's.
