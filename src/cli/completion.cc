@@ -97,6 +97,8 @@ Result<int> ListIds(World& world, const std::string& what) {
     for (const Gpu& gpu : inventory->gpus) std::printf("%u\n", gpu.index);
     return 0;
   }
+  // Completing a word must not create the state directory.
+  if (world.StateDirMissing()) return 0;
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) return store.error();
   Result<std::vector<Lease>> leases = (*store)->ReadLeases();

@@ -48,7 +48,9 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
   const bool keyed = boot_id && inventory.driver_version;
   std::optional<KeptDriverOrder> kept;
   std::string kept_in;
-  if (keyed) {
+  // A state directory that does not exist keeps no order, and reading is
+  // no reason to create it (doctor only looks).
+  if (keyed && !world_.StateDirMissing()) {
     Result<const StateDir*> dir = world_.StateRoot();
     if (dir.ok()) {
       kept_in = (*dir)->path();

@@ -89,28 +89,39 @@ void GatherLeftovers(const World& world, const std::optional<std::vector<Lease>>
 // waits on a stopped process or a hostile `flock` (the message names it).
 constexpr std::chrono::milliseconds kLockHeldTooLong{3000};
 
-// Reads the leases without changing them: doctor looks, it does not clean up.
-void GatherLeases(World& world, DoctorFacts& facts) {
-  facts.state_dir = ChooseStateDirPath(world.options().state_dir);
-  std::optional<std::vector<Lease>> leases;
-  LivenessFacts liveness = MakeLivenessFacts(facts.inventory, world.procfs());
+// The leases, read without changing them, from a state directory that
+// exists; nullopt when they cannot be read, with the reason in `facts`.
+std::optional<std::vector<Lease>> ReadLeasesUnchanged(World& world, DoctorFacts& facts) {
   Result<LeaseStore*> store = world.Leases();
   if (!store.ok()) {
     facts.state_dir_problem = store.error().message;
-  } else {
-    Result<bool> read = (*store)->TryTransact(
-        [&](LeaseTransaction& txn) -> Status {
-          leases = txn.ReadLeases();
-          return Ok{};
-        },
-        kLockHeldTooLong);
-    if (!read.ok()) {
-      facts.state_dir_problem = read.error().message;
-    } else if (!*read) {
-      facts.state_lock_holder = (*store)->LockHolder();
-      facts.state_lock_held_ms = kLockHeldTooLong.count();
-    }
+    return std::nullopt;
   }
+  std::optional<std::vector<Lease>> leases;
+  Result<bool> read = (*store)->TryTransact(
+      [&](LeaseTransaction& txn) -> Status {
+        leases = txn.ReadLeases();
+        return Ok{};
+      },
+      kLockHeldTooLong);
+  if (!read.ok()) {
+    facts.state_dir_problem = read.error().message;
+  } else if (!*read) {
+    facts.state_lock_holder = (*store)->LockHolder();
+    facts.state_lock_held_ms = kLockHeldTooLong.count();
+  }
+  return leases;
+}
+
+// Doctor looks, it does not clean up, nor create a state directory that
+// does not exist.
+void GatherLeases(World& world, DoctorFacts& facts) {
+  facts.state_dir = ChooseStateDirPath(world.options().state_dir);
+  facts.state_dir_named = world.options().state_dir.has_value();
+  facts.state_dir_missing = world.StateDirMissing();
+  LivenessFacts liveness = MakeLivenessFacts(facts.inventory, world.procfs());
+  std::optional<std::vector<Lease>> leases;
+  if (!facts.state_dir_missing) leases = ReadLeasesUnchanged(world, facts);
   for (const char* folder : {"", "/leases", "/queue"}) {
     struct stat info {};
     if (lstat((facts.state_dir + folder).c_str(), &info) == 0 && info.st_uid != 0) {

@@ -106,6 +106,7 @@ std::string OrdinalsThatExist(const Resolution& resolution) {
 }
 
 Result<int> Map(World& world, const MapOptions& options) {
+  if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   std::optional<int> asked;
   if (options.ordinal) {
     Result<int> ordinal = ParseCudaOrdinal(*options.ordinal);

@@ -116,6 +116,11 @@ Status World::RequireExistingStateDir() const {
                                *options_.state_dir));
 }
 
+bool World::StateDirMissing() const {
+  struct stat info {};
+  return lstat(ChooseStateDirPath(options_.state_dir).c_str(), &info) != 0 && errno == ENOENT;
+}
+
 // Notes quote what others wrote (file names in the state directory, GPU
 // names, commands): escaped like every other line gpupin prints.
 void World::Note(std::string_view line) const {

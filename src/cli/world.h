@@ -71,6 +71,10 @@ class World {
   // does not exist is an error (ExitCode::kError), since a mistyped path
   // would show every card unleased. Leases() would create it.
   Status RequireExistingStateDir() const;
+  // Whether the state directory this gpupin would use does not exist yet:
+  // then there is nothing in it to read, and a command that only looks
+  // (doctor, completion) must not create it by calling Leases().
+  bool StateDirMissing() const;
 
   // Diagnostics on stderr: Note unless -q, Verbose only with -v.
   void Note(std::string_view line) const;

@@ -404,6 +404,19 @@ Finding CheckLeases(const DoctorFacts& facts) {
 }
 
 Finding CheckStateDir(const DoctorFacts& facts) {
+  if (facts.state_dir_missing && facts.state_dir_named) {
+    return {"state_dir", Verdict::kFail,
+            fmt::format("{} does not exist: named by --state-dir or GPUPIN_STATE_DIR, it would "
+                        "keep this gpupin's leases apart from everyone else's",
+                        facts.state_dir),
+            "check the name; gpupin creates the directory when it first takes a GPU"};
+  }
+  if (facts.state_dir_missing) {
+    return {"state_dir", Verdict::kOk,
+            fmt::format("{} does not exist yet: the first gpupin to take a GPU creates it",
+                        facts.state_dir),
+            ""};
+  }
   if (!facts.state_dir_problem && facts.state_dir_user_owner) {
     return {"state_dir", Verdict::kFail,
             fmt::format("{} belongs to {}, who can remove anyone's lease in it (the sticky bit "

@@ -72,6 +72,10 @@ struct DoctorFacts {
   int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe
+  // The directory does not exist (doctor does not create it); named: with
+  // --state-dir or GPUPIN_STATE_DIR, where that is most likely a typo.
+  bool state_dir_missing = false;
+  bool state_dir_named = false;
   // Who kept the state lock for state_lock_held_ms, when someone did: "pid
   // 7 (nobody: flock)". The directory itself is sound then.
   std::optional<std::string> state_lock_holder;

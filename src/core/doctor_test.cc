@@ -514,6 +514,22 @@ TEST(DoctorProbeTest, FailsWhenTheDriverGivesNoAnswer) {
   EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
 }
 
+TEST(DoctorStateDirTest, AMissingDirectoryFailsOnlyWhenNamed) {
+  DoctorFacts facts = HealthyFacts();
+  facts.state_dir = "/tmp/gpupin";
+  facts.state_dir_missing = true;
+  Finding f = Only(facts, "state_dir");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence,
+            "/tmp/gpupin does not exist yet: the first gpupin to take a GPU creates it");
+  facts.state_dir = "/tmp/gpupni";
+  facts.state_dir_named = true;
+  f = Only(facts, "state_dir");
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("/tmp/gpupni does not exist: named by --state-dir"));
+  EXPECT_THAT(f.fix, HasSubstr("check the name"));
+}
+
 TEST(DoctorStateDirTest, UnsafeStateDirFails) {
   DoctorFacts facts = HealthyFacts();
   facts.state_dir = "/tmp/gpupin";

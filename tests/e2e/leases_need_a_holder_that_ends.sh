@@ -26,6 +26,17 @@ done
 GPUPIN_STATE_DIR="$TEST_TMP/no-such-dir" run_status "$GPUPIN" "${SIM[@]}" ls
 expect_eq "$STATUS" 1 "ls with GPUPIN_STATE_DIR naming no directory"
 [[ ! -e "$TEST_TMP/no-such-dir" ]] || fail "a read-only command created the state directory"
+run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/no-such-dir" map
+expect_eq "$STATUS" 1 "map with a state directory that does not exist"
+# doctor and completion look without creating it: doctor says so as a
+# finding, with its other checks; completion has no lease id to offer.
+run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/no-such-dir" doctor
+expect_eq "$STATUS" 1 "doctor with a state directory that does not exist"
+expect_contains "$OUT" "$TEST_TMP/no-such-dir does not exist: named by --state-dir" "doctor's finding"
+expect_contains "$OUT" "health " "doctor's other checks still run"
+run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/no-such-dir" completion --list leases
+expect_eq "$STATUS:$OUT" "0:" "completion's lease ids from a state directory that does not exist"
+[[ ! -e "$TEST_TMP/no-such-dir" ]] || fail "map, doctor or completion created the state directory"
 run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/new-dir" pick
 expect_eq "$STATUS" 0 "pick creates the state directory it names"
 run_status "$GPUPIN" "${SIM[@]}" --state-dir "$TEST_TMP/new-dir" ls
