@@ -190,6 +190,26 @@ std::optional<Error> RepeatedOptionError(const CLI::App& app) {
                    fmt::format("{} given more than once; give it once", *repeated));
 }
 
+// CLI11's "--count: '2.5': write a whole number ..." for a value that
+// came from --config, not the command line: "FILE:LINE: count: --count: …".
+std::optional<Error> ConfigValueRefused(const CLI::App& app, const std::string& message,
+                                        std::shared_ptr<std::vector<ConfigSetting>> from_config,
+                                        const std::vector<std::string>& typed) {
+  const size_t colon = message.find(": ");
+  if (!message.starts_with("-") || colon == std::string::npos) return std::nullopt;
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  const CLI::App& command = chosen.empty() ? app : *chosen.front();
+  Error refused{ExitCode::kUsage, message};
+  refused.option = message.substr(0, colon);
+  ConfigSources sources;
+  sources.config_option = std::move(from_config);
+  sources.command_line = typed;
+  Error at_line = AtConfigLine(refused, command, sources);
+  if (at_line.message == message && !chosen.empty()) at_line = AtConfigLine(refused, app, sources);
+  if (at_line.message == message) return std::nullopt;
+  return at_line;
+}
+
 }  // namespace
 
 const std::vector<CommandSpec>& AllCommands() {
@@ -427,6 +447,12 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
         MakeError(ExitCode::kUsage, fmt::format("unexpected {}; see gpupin --help", extras)));
   } catch (const CLI::ArgumentMismatch& e) {
     if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
+    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+  } catch (const CLI::ValidationError& e) {
+    // A value from --config that its option refuses: said at the file's line.
+    if (std::optional<Error> at_line =
+            ConfigValueRefused(app, e.what(), config_option_read, typed_args))
+      return PrintError(*at_line);
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
   } catch (const CLI::ParseError& e) {
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));

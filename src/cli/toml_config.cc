@@ -400,13 +400,16 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
   toml::table table = ParseTable(place, text);
   std::vector<CLI::ConfigItem> read;
   const size_t first_recorded = read_ ? read_->size() : 0;
-  auto keep = [&](std::optional<CLI::ConfigItem> item, const toml::node& value) {
+  // Every setting is recorded for `gpupin config`; CLI11 is given those it
+  // applies.
+  auto keep = [&](std::optional<CLI::ConfigItem> item, const toml::node& value,
+                  bool applies = true) {
     if (!item) return;
     if (read_) {
       read_->push_back({item->parents.empty() ? "" : item->parents.front(), item->name,
                         item->inputs, place.File(), static_cast<int>(value.source().begin.line)});
     }
-    read.push_back(std::move(*item));
+    if (applies) read.push_back(std::move(*item));
   };
   for (const auto& [key, node] : table) {
     const std::string name = PutBack(key.str());
@@ -445,7 +448,9 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                    fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,
                                option, name, name));
       }
-      keep(Item(place, *command, {name}, option, value), value);
+      // Only the command that runs reads its section: a value another
+      // command would refuse is said when that command runs, not here.
+      keep(Item(place, *command, {name}, option, value), value, command->parsed());
     }
   }
   // In the file's order, as `gpupin config` shows them (a table's keys come

@@ -48,4 +48,24 @@ expect_eq "$STATUS" 2 "exit status for a poll interval pick refuses"
 expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:2: poll: --poll: at least 10ms" "a refused poll interval names the line"
 run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick --poll 50ms
 expect_eq "$STATUS" 0 "a typed --poll wins over the file's refused one: $ERR"
+
+# So is a value its option's own check refuses as the command line is read;
+# only the command whose section it is reads it, so ls runs.
+printf 'json = false
+[pick]
+count = 2.5
+' >"$TEST_TMP/bad.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick
+expect_eq "$STATUS" 2 "exit status for a count pick refuses"
+expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:3: count: --count: '2.5': write a whole number from 1 to 4096" \
+  "a refused count names the line"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
+expect_eq "$STATUS:$ERR" "0:" "ls with a value only pick refuses"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick -n 1
+expect_eq "$STATUS" 0 "a typed -n wins over the file's refused count: $ERR"
+printf 'state-dir = ""\n' >"$TEST_TMP/bad.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
+expect_eq "$STATUS" 2 "exit status for an empty state-dir in the file"
+expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:1: state-dir: --state-dir: give a directory" \
+  "a refused global value names the line"
 echo PASS
