@@ -276,19 +276,18 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
   // A reservation its job has taken over is the job's lease from then on:
   // the GPU process lists tell (without NVML, every reservation is one).
   Inventory inventory;
-  if (!all) {
-    if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
-      if (Result<Inventory> snapshot = (*gpus)->Snapshot(gpu_facts::kProcesses); snapshot.ok())
-        inventory = std::move(*snapshot);
-    }
+  if (Result<GpuSource*> gpus = world.Gpus(); gpus.ok()) {
+    if (Result<Inventory> snapshot = (*gpus)->Snapshot(gpu_facts::kProcesses); snapshot.ok())
+      inventory = std::move(*snapshot);
   }
   const LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
   std::vector<Lease> released;
   std::vector<Lease> kept;  // running jobs' leases a bare release leaves alone
   Status done = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
     // Ended leases are removed on the way, so that an id names only what
-    // still holds; handed reservations become jobs'.
-    if (!all) (void)txn.LiveLeases(facts);
+    // still holds and --all reports only what it ended; handed reservations
+    // become jobs'.
+    (void)txn.LiveLeases(facts);
     std::vector<Lease> leases = txn.ReadLeases();
     std::vector<const Lease*> chosen;
     for (const Lease& lease : leases) {

@@ -14,6 +14,11 @@ expect_eq "$("$GPUPIN" "${SIM[@]}" completion --list leases)" "" "no id offered 
 run_status "$GPUPIN" "${SIM[@]}" release "$id"
 expect_eq "$STATUS" 1 "release of an ended lease"
 expect_contains "$ERR" "no lease '$id'" "it names nothing"
+# Nor does --all count an ended lease among those it released.
+bash -c '"$0" --simulate "$1" pick >/dev/null' "$GPUPIN" "$EXAMPLES/server-4gpu.json" ||
+  fail "the second pick failed"
+run_status "$GPUPIN" "${SIM[@]}" --json release --all
+expect_eq "$STATUS:$(jq -c .released <<<"$OUT")" "0:[]" "release --all of an ended shell's lease"
 
 # A live shell's lease is offered, and releasing it says what the shell keeps.
 out=$(bash -c 'eval "$("$0" --simulate "$1" env 2>/dev/null)"
