@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/config_files.h"
 #include "cli/launch.h"
 #include "core/docker_args.h"
 #include "core/job_env.h"
@@ -212,7 +213,15 @@ CommandSpec DockerCommand() {
                "with --print: hold the reservation at most this long, more than 0 (default 60s)")
             ->option_text("DURATION");
         app.footer("Example: gpupin docker -n 2 -- run --rm -it pytorch/pytorch python train.py");
-        return [options, &app](World& world) {
+        return [options, &app](World& world) -> Result<int> {
+          // Typed, it is a mistake; from a config file's defaults, it is
+          // for --print and pick alone.
+          if (!options->print &&
+              TypedOnCommandLine(*app.get_option("--ttl"), world.config().command_line)) {
+            return MakeError(ExitCode::kUsage,
+                             "--ttl is for --print: without it the lease lasts as long as the "
+                             "docker client, or the container of run -d");
+          }
           return Docker(world, *options, app.count("--wait") > 0);
         };
       },

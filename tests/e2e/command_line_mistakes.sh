@@ -51,6 +51,9 @@ expect_contains "$ERR" "the command goes after '--', as in: gpupin run --wait --
 run_status "$GPUPIN" "${SIM[@]}" docker run image
 expect_eq "$STATUS" 2 "docker without --"
 expect_contains "$ERR" "gpupin docker -- run" "docker without --"
+run_status "$GPUPIN" "${SIM[@]}" docker --ttl 5s -- run image
+expect_eq "$STATUS:$ERR" "2:gpupin: --ttl is for --print: without it the lease lasts as long as the docker client, or the container of run -d" \
+  "docker --ttl without --print"
 
 # A mistyped option gets a suggestion, as a mistyped command does; global
 # options count after a command too. An option given twice is refused in
