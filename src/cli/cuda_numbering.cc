@@ -61,11 +61,16 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
     }
   }
   if (auto* order = kept ? std::get_if<DriverOrder>(&*kept) : nullptr) {
-    world_.Verbose(fmt::format(
-        "cuda:N follow the CUDA driver's order, kept in {} for this boot, driver and set of GPUs",
-        kept_in));
-    found_ = std::move(*order);
-    return found_;
+    std::optional<std::string> gap = OrderGap(*order, inventory.gpus);
+    if (!gap) {
+      world_.Verbose(fmt::format(
+          "cuda:N follow the CUDA driver's order, kept in {} for this boot, driver and set of "
+          "GPUs",
+          kept_in));
+      found_ = std::move(*order);
+      return found_;
+    }
+    world_.Verbose(fmt::format("the driver's order kept in {} is not used: {}", kept_in, *gap));
   }
   if (auto* failure = kept ? std::get_if<DriverOrderFailure>(&*kept) : nullptr) {
     const int64_t now = NowUnixMs();

@@ -104,6 +104,12 @@ DriverOrderKey MachineKey(std::string boot_id, std::string driver_version,
 
 namespace {
 
+// A card that answers and is a CUDA device itself (not in MIG mode): the
+// driver's order lists it.
+bool CudaListsWhole(const Gpu& gpu) {
+  return !gpu.uuid.empty() && gpu.healthy() && !gpu.mig_enabled.value_or(false);
+}
+
 // Why the devices a probe that ended well listed are no order of `gpus`, or
 // nullopt when they are one: each is one of `gpus` (or theirs), and every
 // card that answers and is a CUDA device itself (not in MIG mode) is there.
@@ -117,7 +123,7 @@ std::optional<std::string> ListingGap(const ProbeResult& probe, const std::vecto
     listed.push_back(card);
   }
   for (const Gpu& gpu : gpus) {
-    if (gpu.uuid.empty() || !gpu.healthy() || gpu.mig_enabled.value_or(false)) continue;
+    if (!CudaListsWhole(gpu)) continue;
     if (std::find(listed.begin(), listed.end(), &gpu) != listed.end()) continue;
     const bool mig_listed = std::any_of(listed.begin(), listed.end(), [](const Gpu* card) {
       return card->mig_enabled.value_or(false);
@@ -149,6 +155,14 @@ DriverOrderFailure FailureFromProbe(DriverOrderKey key, const ProbeResult& probe
   const std::string reason =
       probe.status == ProbeStatus::kOk ? ListingGap(probe, gpus).value_or("") : probe.detail;
   return {std::move(key), now_unix_ms, Printable(reason, kKeptReasonBytes)};
+}
+
+std::optional<std::string> OrderGap(const DriverOrder& order, const std::vector<Gpu>& gpus) {
+  for (const Gpu& gpu : gpus) {
+    if (CudaListsWhole(gpu) && !Contains(order.fastest_first_uuids, gpu.uuid))
+      return fmt::format("it leaves out GPU {} ({})", gpu.index, gpu.uuid);
+  }
+  return std::nullopt;
 }
 
 bool KeepsFailure(const ProbeResult& probe) { return probe.status != ProbeStatus::kUnavailable; }

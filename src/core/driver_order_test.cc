@@ -90,6 +90,21 @@ TEST(DriverOrderTest, NoOrderFromAListingThatLeavesAWholeGpuOut) {
   EXPECT_TRUE(DriverOrderFromProbe(key, testing::DriverListing({kA}), gpus));
 }
 
+TEST(DriverOrderTest, AKeptOrderMustListEveryCardTheDriverLists) {
+  std::vector<Gpu> gpus = Gpus({kA, kB, kC});
+  DriverOrder order{MachineKey(kBoot, "535", gpus), {kB, kA, kC}};
+  EXPECT_EQ(OrderGap(order, gpus), std::nullopt);
+  order.fastest_first_uuids = {kB, kA};
+  EXPECT_EQ(OrderGap(order, gpus), std::string("it leaves out GPU 2 (") + kC + ")");
+  order.fastest_first_uuids = {};
+  EXPECT_EQ(OrderGap(order, gpus), std::string("it leaves out GPU 0 (") + kA + ")");
+  // A card in MIG mode, or one that does not answer, is no CUDA device.
+  order.fastest_first_uuids = {kB};
+  gpus[0].health_error = "GPU is lost";
+  gpus[2].mig_enabled = true;
+  EXPECT_EQ(OrderGap(order, gpus), std::nullopt);
+}
+
 TEST(DriverOrderTest, NoOrderFromAFailedProbeOrAnotherMachinesDevice) {
   std::vector<Gpu> gpus = Gpus({kA, kB});
   const DriverOrderKey key = MachineKey(kBoot, "535", gpus);

@@ -79,6 +79,16 @@ run_status "$GPUPIN" "${SIM[@]}" map --probe
 expect_contains "$OUT" "model and driver DISAGREE" "map --probe checks the kept order"
 expect_contains "$OUT" "cuda-order-UID.json" "and says which file to remove"
 
+# An order that leaves out a card the driver lists is none (no probe keeps
+# one): the driver is asked again, and its whole order kept.
+plant "$KEPT" "$A6000" "$A4000"
+run_status "$GPUPIN" "${SIM[@]}" -v ls
+expect_contains "$ERR" "is not used: it leaves out GPU 1 ($RTX3090)" "-v says why"
+expect_eq "$(jq -c .fastest_first_uuids "$KEPT")" "[\"$RTX3090\",\"$A6000\",\"$A4000\"]" \
+  "probed again and kept whole"
+plant "$KEPT"
+expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[1,2,0],"driver"]' "an empty kept order is not followed"
+
 # Another boot: the record is not followed, and the driver is asked again.
 jq '.boot_id = "00000000-0000-0000-0000-000000000000" | .fastest_first_uuids |= reverse' "$KEPT.good" >"$KEPT"
 expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[1,2,0],"driver"]' "another boot's order"
