@@ -45,10 +45,12 @@ Status GatherNvml(World& world, DoctorFacts& facts) {
   }
   // What the checks read: busy cards, persistence mode, processes (left
   // over, or out of this PID namespace's sight) and, on mixed models, CUDA's
-  // order; not how the cards are connected.
-  Result<Inventory> inventory =
-      (*gpus)->Snapshot(gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kPersistenceMode |
-                        gpu_facts::kProcesses | gpu_facts::kCudaOrderIfMixed);
+  // order unless this environment numbers in PCI order; not how the cards
+  // are connected.
+  GpuFacts wanted = gpu_facts::kMemory | gpu_facts::kUtilization | gpu_facts::kPersistenceMode |
+                    gpu_facts::kProcesses;
+  if (!FollowsPciBusOrder(VisibilityEnvFromProcess())) wanted |= gpu_facts::kCudaOrderIfMixed;
+  Result<Inventory> inventory = (*gpus)->Snapshot(wanted);
   if (!inventory.ok()) {
     facts.nvml_error = inventory.error().message;
     return Ok{};

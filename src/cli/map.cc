@@ -118,16 +118,16 @@ Result<int> Map(World& world, const MapOptions& options) {
   if (!examined.ok()) return examined.error();
   Result<GpuSource*> gpus = world.Gpus();
   if (!gpus.ok()) return gpus.error();
-  // The processes and their memory only for --pid: the mapping itself needs
-  // the cards, their MIG instances and, on mixed models, CUDA's order.
-  const GpuFacts facts = gpu_facts::kMig | gpu_facts::kCudaOrderIfMixed |
-                         (options.pid ? gpu_facts::kMemory | gpu_facts::kProcesses : 0);
-  Result<Inventory> inventory = (*gpus)->Snapshot(facts);
-  if (!inventory.ok()) return inventory.error();
-
   MapView view;
   view.environment_label = examined->label;
   view.env = VisibilityEnvFromMap(examined->variables);
+  // The processes and their memory only for --pid: the mapping itself needs
+  // the cards, their MIG instances and, on mixed models, CUDA's order,
+  // unless the environment examined numbers in PCI order.
+  GpuFacts facts = gpu_facts::kMig | (options.pid ? gpu_facts::kMemory | gpu_facts::kProcesses : 0);
+  if (!FollowsPciBusOrder(view.env)) facts |= gpu_facts::kCudaOrderIfMixed;
+  Result<Inventory> inventory = (*gpus)->Snapshot(facts);
+  if (!inventory.ok()) return inventory.error();
   view.inventory = &*inventory;
   // Probes the driver when cuda:N would be a guess and no probe of this
   // boot and driver is kept (an order, or a failure that still stands);

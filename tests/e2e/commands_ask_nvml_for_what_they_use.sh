@@ -84,6 +84,11 @@ traced "$GPUPIN" --simulate "$LAB" map
 expect_eq "$(calls nvmlDeviceGetComputeRunningProcesses_v3)" 0 "map: no process lists"
 expect_eq "$(calls nvmlDeviceGetMemoryInfo_v2)" 0 "map: no memory"
 expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 8 "map: mixed models' capability"
+# Not where the environment examined numbers in PCI order.
+CUDA_DEVICE_ORDER=PCI_BUS_ID traced "$GPUPIN" --simulate "$LAB" map
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "map in PCI_BUS_ID order: no capability"
+traced "$GPUPIN" --simulate "$LAB" map --env CUDA_DEVICE_ORDER=PCI_BUS_ID
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "map --env PCI_BUS_ID: no capability"
 traced "$GPUPIN" --simulate "$LAB" map --pid $$
 (($(calls nvmlDeviceGetComputeRunningProcesses_v3) >= 8)) || fail "map --pid reads every card's processes"
 
@@ -99,6 +104,8 @@ expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "doctor: no topology"
 expect_eq "$(calls nvmlDeviceGetNvLinkState)" 0 "doctor: no NVLink"
 expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 0 "doctor: no CPU affinity"
 expect_eq "$(calls nvmlDeviceGetPersistenceMode)" 8 "doctor: every card's persistence mode"
+CUDA_DEVICE_ORDER=PCI_BUS_ID traced "$GPUPIN" --simulate "$LAB" doctor
+expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "doctor in PCI_BUS_ID order: no capability"
 
 # ls --watch: what cannot change is read once, what changes on every frame.
 rm -f "$TRACE"
