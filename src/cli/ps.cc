@@ -73,7 +73,7 @@ Result<int> Ps(World& world, const PsOptions& options) {
   // --kill reports each card's used memory before and after; --devfiles
   // tells the cards' device files apart by their minor numbers.
   Result<Inventory> inventory =
-      (*gpus)->Snapshot(gpu_facts::kProcesses | (options.devfiles ? gpu_facts::kBoard : 0) |
+      (*gpus)->Snapshot(gpu_facts::kProcesses | (options.devfiles ? gpu_facts::kMinorNumber : 0) |
                         (options.kill ? gpu_facts::kMemory : 0));
   if (!inventory.ok()) return inventory.error();
   LivenessFacts liveness = MakeLivenessFacts(*inventory, world.procfs());

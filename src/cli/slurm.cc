@@ -52,8 +52,8 @@ CommandSpec SlurmCommand() {
             return [](World& world) -> Result<int> {
               Result<GpuSource*> gpus = world.Gpus();
               if (!gpus.ok()) return gpus.error();
-              Result<Inventory> inventory =
-                  (*gpus)->Snapshot(gpu_facts::kAffinity | gpu_facts::kBoard | gpu_facts::kMig);
+              Result<Inventory> inventory = (*gpus)->Snapshot(
+                  gpu_facts::kAffinity | gpu_facts::kMinorNumber | gpu_facts::kMig);
               if (!inventory.ok()) return inventory.error();
               char hostname[HOST_NAME_MAX + 1] = {};
               gethostname(hostname, sizeof hostname - 1);

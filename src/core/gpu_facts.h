@@ -21,15 +21,17 @@ inline constexpr GpuFacts kCudaOrder = 1u << 6;    // compute capability and cor
 // kCudaOrder only where CUDA's default order needs it: cards of more than one
 // model (by name), where FASTEST_FIRST is not PCI order.
 inline constexpr GpuFacts kCudaOrderIfMixed = 1u << 7;
-inline constexpr GpuFacts kAffinity = 1u << 8;          // CPU affinity, NUMA node
-inline constexpr GpuFacts kBoard = 1u << 9;             // minor number, board id, multi-GPU board
+inline constexpr GpuFacts kAffinity = 1u << 8;          // CPU affinity (slurm gres)
+inline constexpr GpuFacts kBoard = 1u << 9;             // board id, multi-GPU board
 inline constexpr GpuFacts kNvLinks = 1u << 10;          // active NVLink peers
 inline constexpr GpuFacts kTopology = 1u << 11;         // common ancestor of every pair of GPUs
 inline constexpr GpuFacts kPersistenceMode = 1u << 12;  // persistence mode (doctor, ls --all)
-inline constexpr GpuFacts kAll = (1u << 13) - 1;
+inline constexpr GpuFacts kMinorNumber = 1u << 13;      // /dev/nvidiaN (slurm gres, ps --devfiles)
+inline constexpr GpuFacts kNumaNode = 1u << 14;         // NUMA node
+inline constexpr GpuFacts kAll = (1u << 15) - 1;
 // What choosing cards reads: a set of several cards also needs how close they are.
 inline constexpr GpuFacts kChoice = kMemory | kUtilization | kMig | kProcesses | kComputeMode;
-inline constexpr GpuFacts kCloseness = kNvLinks | kTopology | kAffinity | kBoard;
+inline constexpr GpuFacts kCloseness = kNvLinks | kTopology | kNumaNode | kBoard;
 }  // namespace gpu_facts
 
 }  // namespace gpupin

@@ -91,16 +91,14 @@ nlohmann::ordered_json GpuToJson(const Gpu& gpu, GpuFacts facts) {
     json["compute_capability"] = capability;
     json["cores"] = OrNull(gpu.cores);
   }
-  if (facts & f::kBoard) {
+  if (facts & f::kMinorNumber) {
     nlohmann::ordered_json device_file = nullptr;
     if (gpu.minor_number) device_file = fmt::format("/dev/nvidia{}", *gpu.minor_number);
     json["minor_number"] = OrNull(gpu.minor_number);
     json["device_file"] = device_file;
   }
-  if (facts & f::kAffinity) {
-    json["cpu_affinity"] = OrNull(gpu.cpu_affinity);
-    json["numa_node"] = OrNull(gpu.numa_node);
-  }
+  if (facts & f::kAffinity) json["cpu_affinity"] = OrNull(gpu.cpu_affinity);
+  if (facts & f::kNumaNode) json["numa_node"] = OrNull(gpu.numa_node);
   if (facts & f::kBoard) {
     json["board_id"] = OrNull(gpu.board_id);
     json["multi_gpu_board"] = OrNull(gpu.multi_gpu_board);

@@ -68,6 +68,9 @@ expect_eq "$(calls nvmlDeviceGetCudaComputeCapability)" 0 "pick -n 1: no capabil
 # The count above is of a path that reads topology when it needs it.
 traced "$GPUPIN" --simulate "$LAB" pick -n 2
 (($(calls nvmlDeviceGetTopologyCommonAncestor) > 0)) || fail "pick -n 2 reads the topology"
+expect_eq "$(calls nvmlDeviceGetNumaNodeId)" 8 "pick -n 2: every card's NUMA node"
+expect_eq "$(calls nvmlDeviceGetMinorNumber)" 0 "pick -n 2: no minor numbers"
+expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 0 "pick -n 2: no CPU affinity"
 traced "$GPUPIN" --simulate "$LAB" pick -n 2 --no-near
 expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "pick -n 2 --no-near: no topology"
 
@@ -75,6 +78,8 @@ traced "$GPUPIN" --simulate "$LAB" slurm gres
 expect_eq "$(calls nvmlDeviceGetCpuAffinity)" 8 "slurm gres: every card's affinity"
 expect_eq "$(calls nvmlDeviceGetMinorNumber)" 8 "slurm gres: every card's minor number"
 expect_eq "$(calls nvmlDeviceGetMigMode)" 8 "slurm gres: every card's MIG mode (a card in MIG mode is left out)"
+expect_eq "$(calls nvmlDeviceGetNumaNodeId)" 0 "slurm gres: no NUMA node"
+expect_eq "$(calls nvmlDeviceGetBoardId)" 0 "slurm gres: no board id"
 expect_eq "$(calls nvmlDeviceGetTopologyCommonAncestor)" 0 "slurm gres: no topology"
 expect_eq "$(calls nvmlDeviceGetUtilizationRates)" 0 "slurm gres: no utilization"
 

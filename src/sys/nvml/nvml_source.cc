@@ -200,7 +200,7 @@ struct FixedFacts {
   nvmlDevice_t handle = nullptr;
   std::string uuid, pci_bus_id, name;
   std::optional<PciAddress> address;
-  GpuFacts read = 0;  // which of kCudaOrder, kAffinity, kBoard, kNvLinks are below
+  GpuFacts read = 0;  // which of the groups below have been read
   std::optional<ComputeCapability> compute_capability;
   std::optional<uint32_t> cores;
   std::optional<std::string> cpu_affinity;
@@ -321,6 +321,8 @@ class NvmlSource final : public GpuSource {
     DeviceQueries q(*library_, fixed.handle, gpu.health_error);
     ReadMetrics(q, wanted, gpu);
     if ((wanted & gpu_facts::kAffinity) && q.healthy()) ReadAffinity(q, fixed);
+    if ((wanted & gpu_facts::kNumaNode) && q.healthy()) ReadNumaNode(q, fixed);
+    if ((wanted & gpu_facts::kMinorNumber) && q.healthy()) ReadMinorNumber(q, fixed);
     if ((wanted & gpu_facts::kBoard) && q.healthy()) ReadBoard(q, fixed);
     gpu.cpu_affinity = fixed.cpu_affinity;
     gpu.numa_node = fixed.numa_node;
@@ -425,14 +427,24 @@ class NvmlSource final : public GpuSource {
       if (std::string cpus = FormatCpuList(affinity_mask_); !cpus.empty())
         fixed.cpu_affinity = std::move(cpus);
     }
+    if (q.healthy()) fixed.read |= gpu_facts::kAffinity;
+  }
+
+  void ReadNumaNode(DeviceQueries& q, FixedFacts& fixed) {
+    if (fixed.read & gpu_facts::kNumaNode) return;
     if (auto node = q.Uint(fn_.numa_node, "reading the NUMA node"))
       fixed.numa_node = static_cast<int>(*node);
-    if (q.healthy()) fixed.read |= gpu_facts::kAffinity;
+    if (q.healthy()) fixed.read |= gpu_facts::kNumaNode;
+  }
+
+  void ReadMinorNumber(DeviceQueries& q, FixedFacts& fixed) {
+    if (fixed.read & gpu_facts::kMinorNumber) return;
+    fixed.minor_number = q.Uint(fn_.minor_number, "reading the minor number");
+    if (q.healthy()) fixed.read |= gpu_facts::kMinorNumber;
   }
 
   void ReadBoard(DeviceQueries& q, FixedFacts& fixed) {
     if (fixed.read & gpu_facts::kBoard) return;
-    fixed.minor_number = q.Uint(fn_.minor_number, "reading the minor number");
     fixed.board_id = q.Uint(fn_.board_id, "reading the board id");
     if (auto multi = q.Uint(fn_.multi_gpu_board, "reading the multi-GPU board flag"))
       fixed.multi_gpu_board = *multi != 0;
