@@ -303,7 +303,9 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   app.add_option("--simulate", globals.simulate, "use a simulated server described by FILE")
       ->option_text("FILE");
   app.add_option("--nvml", globals.nvml, "the libnvidia-ml to load (env GPUPIN_NVML_LIBRARY)")
-      ->option_text("PATH");
+      ->option_text("PATH")
+      ->check(CLI::Validator(
+          [](const std::string& path) { return path.empty() ? "give a path" : ""; }, "PATH"));
   // An empty value would quietly mean the default directory: leases there
   // and here would not see each other.
   app.add_option("--state-dir", globals.state_dir,
@@ -447,7 +449,14 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
         MakeError(ExitCode::kUsage, fmt::format("unexpected {}; see gpupin --help", extras)));
   } catch (const CLI::ArgumentMismatch& e) {
     if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
-    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+    // CLI11's "--simulate: 1 required TEXT missing": the value left out.
+    const std::string_view what = e.what();
+    if (what.starts_with("-") && what.ends_with(" missing") && what.find(": ") != what.npos) {
+      return PrintError(MakeError(
+          ExitCode::kUsage,
+          fmt::format("{} needs a value; see gpupin --help", what.substr(0, what.find(": ")))));
+    }
+    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", what)));
   } catch (const CLI::ValidationError& e) {
     // A value from --config that its option refuses: said at the file's line.
     if (std::optional<Error> at_line =

@@ -109,6 +109,9 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   if (options.verify && !options.verify->empty()) {
     Result<int64_t> parsed = ParseDurationMs(*options.verify);
     if (!parsed.ok()) return parsed.error().OfOption("--verify");
+    // No time to appear in would report every job as not seen.
+    if (*parsed <= 0)
+      return OptionError("--verify", "must be longer than 0; a job needs time to appear");
     verify_ms = *parsed;
   }
   // NVML is opened by AcquireGpus when it first needs to look at the GPUs:
@@ -220,7 +223,7 @@ CommandSpec RunCommand() {
             AddPolicyOptions(app, options->policy);
             app.add_option("--verify", options->verify,
                            "check that the command's processes appear on the chosen GPUs only "
-                           "(default within 10s)")
+                           "(within TIMEOUT, more than 0; default 10s)")
                 ->expected(0, 1)
                 ->option_text("[=TIMEOUT]");
             app.add_flag("--stop-on-mismatch", options->stop_on_mismatch,

@@ -124,6 +124,13 @@ expect_eq "$(jq -r .name "$TEST_TMP/names.log" | sort -u)" "bad�" "the name as
 run_status "$GPUPIN" "${SIM[@]}" --state-dir '' pick
 expect_eq "$STATUS" 2 "--state-dir ''"
 expect_eq "$ERR" "gpupin: --state-dir: give a directory; see gpupin --help" "--state-dir ''"
+run_status "$GPUPIN" --nvml '' ls
+expect_eq "$STATUS:$ERR" "2:gpupin: --nvml: give a path; see gpupin --help" "--nvml ''"
+run_status "$GPUPIN" "${SIM[@]}" ls --simulate
+expect_eq "$STATUS:$ERR" "2:gpupin: --simulate needs a value; see gpupin --help" "--simulate with no value"
+run_status "$GPUPIN" "${SIM[@]}" run --verify=0 -- true
+expect_eq "$STATUS:$ERR" "2:gpupin: --verify: must be longer than 0; a job needs time to appear" \
+  "--verify=0"
 expect_eq "$OUT" "" "stdout of --state-dir ''"
 printf '[pick]\ncount = 0\n' >"$TEST_TMP/count.toml"
 run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/count.toml" pick
