@@ -237,6 +237,25 @@ std::vector<std::string> SectionsWith(const CLI::App& app, const BuildRestOfComm
   return sections;
 }
 
+// `max_used` and `max-used` name one option: a table that has both gives it
+// twice, as the command line refuses. Said at the later of the two.
+void RefuseKeysGivenTwice(const Place& place, const toml::table& table) {
+  std::map<std::string, const toml::key*> seen;
+  for (const auto& [key, node] : table) {
+    auto [first, fresh] = seen.emplace(OptionName(key.str()), &key);
+    if (!fresh) {
+      const toml::key* earlier = first->second;
+      const toml::key* later = &key;
+      if (later->source().begin.line < earlier->source().begin.line) std::swap(earlier, later);
+      place.Fail(
+          later->source(),
+          fmt::format("{}: given twice, also as {} on line {}; give it once", PutBack(later->str()),
+                      PutBack(earlier->str()), earlier->source().begin.line));
+    }
+    if (const toml::table* nested = node.as_table()) RefuseKeysGivenTwice(place, *nested);
+  }
+}
+
 // `text` parsed as strict TOML; throws CLI::ConfigError naming the line.
 toml::table ParseTable(const Place& place, std::string_view text) {
   std::optional<std::pair<uint32_t, size_t>> clash;
@@ -245,11 +264,14 @@ toml::table ParseTable(const Place& place, std::string_view text) {
     throw CLI::ConfigError(fmt::format("{}:{}: U+{:04X} (a private use character) is not accepted",
                                        place.File(), clash->second, clash->first));
   }
+  toml::table table;
   try {
-    return toml::parse(parsed);
+    table = toml::parse(parsed);
   } catch (const toml::parse_error& error) {
     place.Fail(error.source(), PutBack(error.description()));
   }
+  RefuseKeysGivenTwice(place, table);
+  return table;
 }
 
 // The option a [defaults] key stands for, and the command that has it:

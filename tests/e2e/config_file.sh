@@ -38,6 +38,8 @@ expect_config_error 'simulate = "x"\n[pick]\norder = "3,2\n' \
 expect_config_error '[pik]\norder = "3"\n' \
   '1: [pik]: no such command; a section holds the options of one command, such as [run] or [pick]'
 expect_config_error '[pick]\nmem = ["20G", "40G"]\n' '2: mem takes one value, not an array'
+expect_config_error '[pick]\nmax-used = "2G"\nmax_used = "3G"\n' \
+  '3: max_used: given twice, also as max-used on line 2; give it once'
 expect_config_error 'order = "3,2"\n' \
   '1: order is not an option of gpupin itself: give it under the section of a command that has it, [pick], [run], [env], [docker]'
 
