@@ -122,8 +122,14 @@ void GatherLeases(World& world, DoctorFacts& facts) {
   facts.state_dir_named = world.options().state_dir.has_value();
   facts.state_dir_missing = world.StateDirMissing();
   LivenessFacts liveness = MakeLivenessFacts(facts.inventory, world.procfs());
+  // The default directory not made yet holds no lease; a named one that
+  // does not exist is most likely a typo for one that holds some.
   std::optional<std::vector<Lease>> leases;
-  if (!facts.state_dir_missing) leases = ReadLeasesUnchanged(world, facts);
+  if (!facts.state_dir_missing) {
+    leases = ReadLeasesUnchanged(world, facts);
+  } else if (!facts.state_dir_named) {
+    leases.emplace();
+  }
   for (const char* folder : {"", "/leases", "/queue"}) {
     struct stat info {};
     if (lstat((facts.state_dir + folder).c_str(), &info) == 0 && info.st_uid != 0) {

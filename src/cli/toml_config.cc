@@ -238,21 +238,39 @@ std::vector<std::string> SectionsWith(const CLI::App& app, const BuildRestOfComm
 }
 
 // `max_used` and `max-used` name one option: a table that has both gives it
-// twice, as the command line refuses. Said at the later of the two.
+// twice, as the command line refuses. Said at the later of the two. Only
+// the table's own keys: nested tables are checked by the caller.
 void RefuseKeysGivenTwice(const Place& place, const toml::table& table) {
   std::map<std::string, const toml::key*> seen;
   for (const auto& [key, node] : table) {
     auto [first, fresh] = seen.emplace(OptionName(key.str()), &key);
-    if (!fresh) {
-      const toml::key* earlier = first->second;
-      const toml::key* later = &key;
-      if (later->source().begin.line < earlier->source().begin.line) std::swap(earlier, later);
-      place.Fail(
-          later->source(),
-          fmt::format("{}: given twice, also as {} on line {}; give it once", PutBack(later->str()),
-                      PutBack(earlier->str()), earlier->source().begin.line));
+    if (fresh) continue;
+    const toml::key* earlier = first->second;
+    const toml::key* later = &key;
+    if (later->source().begin.line < earlier->source().begin.line) std::swap(earlier, later);
+    place.Fail(later->source(), fmt::format("{}: given twice, also as {} on line {}; give it once",
+                                            PutBack(later->str()), PutBack(earlier->str()),
+                                            earlier->source().begin.line));
+  }
+}
+
+// Every table of options in a config file: the top, each section, and each
+// user's and group's rules under [limits]. The names of those users and
+// groups are not options: john_doe and john-doe are two accounts.
+void RefuseOptionsGivenTwice(const Place& place, const toml::table& file) {
+  RefuseKeysGivenTwice(place, file);
+  for (const auto& [name, node] : file) {
+    const toml::table* section = node.as_table();
+    if (!section) continue;
+    RefuseKeysGivenTwice(place, *section);
+    if (PutBack(name.str()) != "limits") continue;
+    for (const char* who : {"users", "groups"}) {
+      const toml::table* names = section->get_as<toml::table>(who);
+      if (!names) continue;
+      for (const auto& [account, rules] : *names) {
+        if (const toml::table* own = rules.as_table()) RefuseKeysGivenTwice(place, *own);
+      }
     }
-    if (const toml::table* nested = node.as_table()) RefuseKeysGivenTwice(place, *nested);
   }
 }
 
@@ -270,7 +288,7 @@ toml::table ParseTable(const Place& place, std::string_view text) {
   } catch (const toml::parse_error& error) {
     place.Fail(error.source(), PutBack(error.description()));
   }
-  RefuseKeysGivenTwice(place, table);
+  RefuseOptionsGivenTwice(place, table);
   return table;
 }
 

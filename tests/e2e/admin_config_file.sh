@@ -61,6 +61,13 @@ expect_refused "an unknown key" \
 house_rules '[limits.users.alice]\nreserved = ["1"]\n'
 expect_refused "a key a user's section does not take" \
   "$admin:2: [limits.users.alice]: no key 'reserved'; it takes max_gpus_per_user and max_gpus_per_job"
+house_rules '[limits]\nmax_gpus_per_job = 2\nmax-gpus-per-job = 3\n'
+expect_refused "a cap given twice" \
+  "$admin:3: max-gpus-per-job: given twice, also as max_gpus_per_job on line 2; give it once"
+# john_doe and john-doe are two accounts, not one key written twice.
+house_rules '[limits.users.john_doe]\nmax_gpus_per_user = 1\n[limits.users.john-doe]\nmax_gpus_per_user = 2\n'
+run_status "$GPUPIN" --simulate "$scenario" ls
+expect_eq "$STATUS:$ERR" "0:" "rules for two users whose names differ by _ and -"
 house_rules '[limits]\nmax_gpus_per_job = -1\n'
 expect_refused "a negative cap" "$admin:2: max_gpus_per_job: give a whole number of GPUs, 0 to 4096"
 house_rules '[limits]\nqueue = "lifo"\n'
