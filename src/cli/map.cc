@@ -43,9 +43,10 @@ Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& optio
     return Examined{"--env", std::move(*variables)};
   }
   if (options.pid) {
+    // As `env --for` says of a pid that names no process: the value given
+    // cannot be used, whatever the machine's state.
     if (!world.procfs().Stat(*options.pid))
-      return MakeError(ExitCode::kError,
-                       fmt::format("no running process with pid {}", *options.pid));
+      return OptionError("--pid", fmt::format("no running process with pid {}", *options.pid));
     Result<std::map<std::string, std::string>> variables = world.procfs().Environ(*options.pid);
     if (!variables.ok()) return variables.error();
     // Another user's command line, shown on one line of a terminal.

@@ -63,8 +63,8 @@ run_status "$GPUPIN" "${SIM[@]}" map --pid "$idle"
 expect_eq "$STATUS" 0 "no-GPU process status"
 expect_contains "$OUT" "uses: no GPU" "no GPU used"
 run_status "$GPUPIN" "${SIM[@]}" map --pid 2147483647
-expect_eq "$STATUS" 1 "missing process status"
-expect_contains "$ERR" "no running process with pid 2147483647" "missing process"
+expect_eq "$STATUS" 2 "missing process status, as env --for's"
+expect_eq "$ERR" "gpupin: --pid: no running process with pid 2147483647" "missing process"
 
 # Another user's process: its environment cannot be read without root.
 if [[ $(id -u) == 0 ]]; then
