@@ -237,22 +237,44 @@ std::vector<std::string> SectionsWith(const CLI::App& app, const BuildRestOfComm
   return sections;
 }
 
-// `max_used` and `max-used` name one option: a table that has both gives it
-// twice, as the command line refuses. Said at the later of the two. Only
-// the table's own keys: nested tables are checked by the caller.
+// Two keys of one table that name one setting, said at the later of the
+// two, as the command line refuses an option given twice.
+[[noreturn]] void FailGivenTwice(const Place& place, const toml::key& one, const toml::key& other) {
+  const toml::key* earlier = &one;
+  const toml::key* later = &other;
+  if (later->source().begin.line < earlier->source().begin.line) std::swap(earlier, later);
+  place.Fail(later->source(), fmt::format("{}: given twice, also as {} on line {}; give it once",
+                                          PutBack(later->str()), PutBack(earlier->str()),
+                                          earlier->source().begin.line));
+}
+
+// `max_used` and `max-used` name one setting: a table that has both gives
+// it twice. Only the table's own keys: nested tables are checked by the
+// caller.
 void RefuseKeysGivenTwice(const Place& place, const toml::table& table) {
   std::map<std::string, const toml::key*> seen;
   for (const auto& [key, node] : table) {
     auto [first, fresh] = seen.emplace(OptionName(key.str()), &key);
-    if (fresh) continue;
-    const toml::key* earlier = first->second;
-    const toml::key* later = &key;
-    if (later->source().begin.line < earlier->source().begin.line) std::swap(earlier, later);
-    place.Fail(later->source(), fmt::format("{}: given twice, also as {} on line {}; give it once",
-                                            PutBack(later->str()), PutBack(earlier->str()),
-                                            earlier->source().begin.line));
+    if (!fresh) FailGivenTwice(place, *first->second, key);
   }
 }
+
+// `n` and `count` are one option's short and long names: a table of
+// options that has both gives that option twice (CLI11 would keep one of
+// them, whichever sorts first).
+class OptionsGiven {
+ public:
+  explicit OptionsGiven(const Place& place) : place_(place) {}
+  void Add(const CLI::Option* option, const toml::key& key) {
+    if (!option) return;
+    auto [first, fresh] = seen_.emplace(option, &key);
+    if (!fresh) FailGivenTwice(place_, *first->second, key);
+  }
+
+ private:
+  const Place& place_;
+  std::map<const CLI::Option*, const toml::key*> seen_;
+};
 
 // Every table of options in a config file: the top, each section, and each
 // user's and group's rules under [limits]. The names of those users and
@@ -317,6 +339,7 @@ std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
                                         const BuildRestOfCommands& build_rest,
                                         const toml::table& section) {
   std::vector<ConfigSetting> settings;
+  OptionsGiven given(place);
   for (const auto& [key_node, value] : section) {
     const std::string key = OptionName(key_node.str());
     if (value.is_table()) {
@@ -326,6 +349,7 @@ std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
                              key));
     }
     auto [command, option] = DefaultsOption(app, key, build_rest);
+    given.Add(option, key_node);
     if (!option || key == "help" || key == "version" || key == "config") {
       place.Fail(key_node.source(),
                  fmt::format("[defaults]: no option --{} to give a default for; see gpupin "
@@ -451,11 +475,13 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     }
     if (applies) read.push_back(std::move(*item));
   };
+  OptionsGiven global_options(place);
   for (const auto& [key, node] : table) {
     const std::string name = PutBack(key.str());
     const toml::table* section = node.as_table();
     if (!section) {
       const std::string option = OptionName(key.str());
+      global_options.Add(FindConfigOption(app_, option), key);
       if (!FindConfigOption(app_, option)) {
         if (std::vector<std::string> sections = SectionsWith(app_, build_rest_, option);
             !sections.empty()) {
@@ -481,8 +507,10 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                              "such as [run] or [pick]",
                              name));
     }
+    OptionsGiven command_options(place);
     for (const auto& [option_key, value] : *section) {
       const std::string option = OptionName(option_key.str());
+      command_options.Add(FindConfigOption(*command, option), option_key);
       if (value.is_table()) {
         place.Fail(option_key.source(),
                    fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,

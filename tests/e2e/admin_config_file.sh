@@ -64,6 +64,9 @@ expect_refused "a key a user's section does not take" \
 house_rules '[limits]\nmax_gpus_per_job = 2\nmax-gpus-per-job = 3\n'
 expect_refused "a cap given twice" \
   "$admin:3: max-gpus-per-job: given twice, also as max_gpus_per_job on line 2; give it once"
+house_rules '[defaults]\ncount = 1\nn = 2\n'
+expect_refused "a default given by its short and long name" \
+  "$admin:3: n: given twice, also as count on line 2; give it once"
 # john_doe and john-doe are two accounts, not one key written twice.
 house_rules '[limits.users.john_doe]\nmax_gpus_per_user = 1\n[limits.users.john-doe]\nmax_gpus_per_user = 2\n'
 run_status "$GPUPIN" --simulate "$scenario" ls

@@ -40,6 +40,9 @@ expect_config_error '[pik]\norder = "3"\n' \
 expect_config_error '[pick]\nmem = ["20G", "40G"]\n' '2: mem takes one value, not an array'
 expect_config_error '[pick]\nmax-used = "2G"\nmax_used = "3G"\n' \
   '3: max_used: given twice, also as max-used on line 2; give it once'
+# A short name and a long one name one option too.
+expect_config_error '[pick]\ncount = 3\nn = 2\n' '3: n: given twice, also as count on line 2; give it once'
+expect_config_error 'quiet = true\nq = true\n' '2: q: given twice, also as quiet on line 1; give it once'
 expect_config_error 'order = "3,2"\n' \
   '1: order is not an option of gpupin itself: give it under the section of a command that has it, [pick], [run], [env], [docker]'
 
