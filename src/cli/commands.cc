@@ -190,17 +190,24 @@ std::optional<Error> RepeatedOptionError(const CLI::App& app) {
                    fmt::format("{} given more than once; give it once", *repeated));
 }
 
+// The option CLI11 names at the front of its message ("--count: …").
+std::optional<std::string_view> OptionNamedFirst(std::string_view message) {
+  const size_t colon = message.find(": ");
+  if (!message.starts_with("-") || colon == std::string_view::npos) return std::nullopt;
+  return message.substr(0, colon);
+}
+
 // CLI11's "--count: '2.5': write a whole number ..." for a value that
 // came from --config, not the command line: "FILE:LINE: count: --count: …".
 std::optional<Error> ConfigValueRefused(const CLI::App& app, const std::string& message,
                                         std::shared_ptr<std::vector<ConfigSetting>> from_config,
                                         const std::vector<std::string>& typed) {
-  const size_t colon = message.find(": ");
-  if (!message.starts_with("-") || colon == std::string::npos) return std::nullopt;
+  const std::optional<std::string_view> option = OptionNamedFirst(message);
+  if (!option) return std::nullopt;
   const std::vector<CLI::App*> chosen = app.get_subcommands();
   const CLI::App& command = chosen.empty() ? app : *chosen.front();
   Error refused{ExitCode::kUsage, message};
-  refused.option = message.substr(0, colon);
+  refused.option = std::string(*option);
   ConfigSources sources;
   sources.config_option = std::move(from_config);
   sources.command_line = typed;
@@ -451,10 +458,10 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
     // CLI11's "--simulate: 1 required TEXT missing": the value left out.
     const std::string_view what = e.what();
-    if (what.starts_with("-") && what.ends_with(" missing") && what.find(": ") != what.npos) {
-      return PrintError(MakeError(
-          ExitCode::kUsage,
-          fmt::format("{} needs a value; see gpupin --help", what.substr(0, what.find(": ")))));
+    const std::optional<std::string_view> option = OptionNamedFirst(what);
+    if (option && what.ends_with(" missing")) {
+      return PrintError(
+          MakeError(ExitCode::kUsage, fmt::format("{} needs a value; see gpupin --help", *option)));
     }
     return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", what)));
   } catch (const CLI::ValidationError& e) {

@@ -107,9 +107,7 @@ Result<const StateDir*> World::StateRoot() {
 }
 
 Status World::RequireExistingStateDir() const {
-  if (!options_.state_dir) return Ok{};
-  struct stat info {};
-  if (lstat(options_.state_dir->c_str(), &info) == 0 || errno != ENOENT) return Ok{};
+  if (!options_.state_dir || !StateDirMissing()) return Ok{};
   return MakeError(ExitCode::kError,
                    fmt::format("state directory {} does not exist; check --state-dir or "
                                "GPUPIN_STATE_DIR (gpupin creates it when it first takes a GPU)",
