@@ -184,12 +184,6 @@ std::vector<Lease> HeldWithoutLook(std::vector<Lease> leases, const LivenessFact
   return leases;
 }
 
-// "reserved = [\"3\"] in /etc/gpupin/config.toml", as reasons name the rule.
-std::string ReservedRule(const HouseRules& rules) {
-  return fmt::format("reserved = [\"{}\"] in {}", fmt::join(rules.reserved, "\", \""),
-                     rules.file.empty() ? "the admin config" : rules.file);
-}
-
 Error StoppedBy(int signal) {
   Error stopped = MakeError(
       ExitCode::kError,
@@ -319,7 +313,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     }
     input.request = request.request;
     input.reserved = rules.reserved;
-    input.reserved_by = ReservedRule(rules);
+    input.reserved_by = DescribeReserved(rules);
     input.now_unix_ms = now_unix_ms;
     return input;
   };

@@ -241,6 +241,7 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   GatherEnvironment(world, facts);
   GatherContainer(world, facts);
   GatherLeases(world, facts);
+  facts.rules = world.rules();
   if (options.probe) {
     if (Status probed = GatherProbe(world, facts); !probed.ok()) return probed.error();
   }

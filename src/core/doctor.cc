@@ -393,6 +393,32 @@ Finding CheckLeftovers(const DoctorFacts& facts) {
           fmt::format("{} (gpupin ps --leftovers lists them)", fmt::join(fixes, "; "))};
 }
 
+// pick and run pass over an id of `reserved` that names no card here,
+// without a word: a mistyped index leaves the card meant for interactive
+// work open to every job.
+Finding CheckReserved(const DoctorFacts& facts) {
+  if (facts.rules.reserved.empty())
+    return {"reserved", Verdict::kOk, "the admin reserves no card", ""};
+  const std::string rule = DescribeReserved(facts.rules);
+  const std::vector<std::string> problems =
+      ReservedIdProblems(facts.inventory.gpus, facts.rules.reserved);
+  if (problems.empty()) {
+    std::vector<std::string> cards;
+    for (size_t position : ReservedGpuPositions(facts.inventory.gpus, facts.rules.reserved))
+      cards.push_back(fmt::format("GPU {}", facts.inventory.gpus[position].index));
+    return {"reserved", Verdict::kOk,
+            fmt::format("{}: {} {} only by a request that names {} with --only", rule,
+                        fmt::join(cards, ", "), cards.size() == 1 ? "is taken" : "are taken",
+                        cards.size() == 1 ? "it" : "them"),
+            ""};
+  }
+  return {"reserved", Verdict::kWarn,
+          fmt::format("{}: {}; such an id reserves nothing", rule, fmt::join(problems, "; ")),
+          fmt::format("the admin corrects the id in {} (gpupin ls shows each card's index and "
+                      "UUID)",
+                      facts.rules.file.empty() ? "the admin config" : facts.rules.file)};
+}
+
 Finding CheckLeases(const DoctorFacts& facts) {
   if (facts.expired_leases == 0) return {"leases", Verdict::kOk, "no expired leases", ""};
   return {
@@ -517,6 +543,7 @@ std::vector<Finding> RunDoctorChecks(const DoctorFacts& facts) {
   if (!facts.nvml_error) {
     out.push_back(CheckBusy(facts));
     out.push_back(CheckLeftovers(facts));
+    out.push_back(CheckReserved(facts));
   }
   out.push_back(CheckLeases(facts));
   out.push_back(CheckStateDir(facts));

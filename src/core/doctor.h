@@ -13,6 +13,7 @@
 #include "core/cuda_visible.h"
 #include "core/error.h"
 #include "core/gpu.h"
+#include "core/house_rules.h"
 #include "core/leftovers.h"
 #include "core/policy.h"
 #include "core/probe_comparison.h"
@@ -83,6 +84,7 @@ struct DoctorFacts {
   // A user other than root who owns the directory or one of its folders
   // (the sticky bit does not stop an owner): "alice (uid 1000)".
   std::optional<std::string> state_dir_user_owner;
+  HouseRules rules;                  // the admin's, for the ids of `reserved`
   std::optional<DoctorProbe> probe;  // only when asked for: loading libcuda is slow
   int python_files_checked = 0;
   std::vector<PythonFinding> python_findings;  // from CheckPythonFiles

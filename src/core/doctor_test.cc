@@ -64,10 +64,43 @@ TEST(DoctorTest, HealthyMachinePassesEveryCheck) {
     ExpectOk(f);
     EXPECT_FALSE(f.evidence.empty()) << f.check;
   }
-  EXPECT_EQ(checks, (std::vector<std::string>{
-                        "nvml", "health", "persistence", "cuda_visible_devices", "device_order",
-                        "slurm", "container", "busy", "leftovers", "leases", "state_dir"}));
+  EXPECT_EQ(checks,
+            (std::vector<std::string>{"nvml", "health", "persistence", "cuda_visible_devices",
+                                      "device_order", "slurm", "container", "busy", "leftovers",
+                                      "reserved", "leases", "state_dir"}));
   EXPECT_EQ(DoctorExitCode(findings), ExitCode::kOk);
+}
+
+TEST(DoctorReservedTest, OkNamesTheCardsKeptForOnly) {
+  DoctorFacts facts = HealthyFacts();
+  facts.rules.reserved = {"1"};
+  facts.rules.file = "/etc/gpupin/config.toml";
+  Finding f = Only(facts, "reserved");
+  ExpectOk(f);
+  EXPECT_EQ(f.evidence,
+            "reserved = [\"1\"] in /etc/gpupin/config.toml: GPU 1 is taken only by a request "
+            "that names it with --only");
+}
+
+TEST(DoctorReservedTest, WarnsOfAnIdThatNamesNoCard) {
+  DoctorFacts facts = HealthyFacts();
+  facts.rules.reserved = {"0", "9", "GPU-"};
+  facts.rules.file = "/etc/gpupin/config.toml";
+  Finding f = Only(facts, "reserved");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("reserved 9: no GPU has that index (NVML indices here run 0 "
+                                    "to 1)"));
+  EXPECT_THAT(f.evidence, HasSubstr("reserved GPU-: ambiguous, matches GPU 0, GPU 1"));
+  EXPECT_THAT(f.evidence, Not(HasSubstr("reserved 0:")));
+  EXPECT_THAT(f.fix, HasSubstr("/etc/gpupin/config.toml"));
+  EXPECT_EQ(DoctorExitCode({f}), ExitCode::kOk);
+}
+
+TEST(DoctorReservedTest, LeftOutWithoutNvml) {
+  DoctorFacts facts = HealthyFacts();
+  facts.nvml_error = "libnvidia-ml.so.1: cannot open shared object file";
+  facts.rules.reserved = {"9"};
+  for (const Finding& f : RunDoctorChecks(facts)) EXPECT_NE(f.check, "reserved");
 }
 
 TEST(DoctorTest, VerdictNames) {

@@ -1,6 +1,7 @@
 #include "core/house_rules.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -42,6 +43,11 @@ bool AnyPerUserCap(const HouseRules& rules) {
   return rules.caps.max_gpus_per_user.has_value() ||
          std::any_of(rules.user_caps.begin(), rules.user_caps.end(), capped) ||
          std::any_of(rules.group_caps.begin(), rules.group_caps.end(), capped);
+}
+
+std::string DescribeReserved(const HouseRules& rules) {
+  return fmt::format("reserved = [\"{}\"] in {}", fmt::join(rules.reserved, "\", \""),
+                     rules.file.empty() ? "the admin config" : rules.file);
 }
 
 std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap) {

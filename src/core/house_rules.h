@@ -70,6 +70,9 @@ bool AnyPerUserCap(const HouseRules& rules);
 // "max_gpus_per_user = 2 in /etc/gpupin/config.toml:4", for messages.
 std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap);
 
+// "reserved = [\"3\"] in /etc/gpupin/config.toml", as messages name the rule.
+std::string DescribeReserved(const HouseRules& rules);
+
 // Cards each user holds now: the distinct cards of that user's live leases
 // and reservations together (a shared lease counts its card).
 std::map<uint32_t, int> CardsHeldByUser(const std::vector<Lease>& live_leases);

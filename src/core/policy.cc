@@ -124,6 +124,16 @@ std::set<size_t> ReservedGpuPositions(const std::vector<Gpu>& gpus,
   return positions;
 }
 
+std::vector<std::string> ReservedIdProblems(const std::vector<Gpu>& gpus,
+                                            const std::vector<std::string>& reserved) {
+  std::vector<std::string> problems;
+  for (const std::string& id : reserved) {
+    Result<size_t> position = ResolveGpuId(gpus, id, "reserved");
+    if (!position.ok()) problems.push_back(position.error().message);
+  }
+  return problems;
+}
+
 namespace {
 
 struct ResolvedIds {

@@ -138,4 +138,11 @@ Result<Selection> ChooseGpus(const PolicyInput& input, ChoiceFailure* failure = 
 std::set<size_t> ReservedGpuPositions(const std::vector<Gpu>& gpus,
                                       const std::vector<std::string>& reserved);
 
+// Why each id of the admin's `reserved` that names no single card here (an
+// index past the last card, a UUID prefix of no card or of two) reserves
+// nothing: "reserved 9: no GPU has that index (NVML indices here run 0 to
+// 3)". Empty when every id names a card.
+std::vector<std::string> ReservedIdProblems(const std::vector<Gpu>& gpus,
+                                            const std::vector<std::string>& reserved);
+
 }  // namespace gpupin

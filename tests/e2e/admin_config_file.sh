@@ -111,4 +111,17 @@ expect_eq "$STATUS" 0 "a typed --max-used wins over the file's refused one: $ERR
 run_status "$GPUPIN" --simulate "$scenario" config
 expect_eq "$(awk '$1 == "wait" { $1 = ""; print substr($0, 2) }' <<<"$OUT" | tr -s ' ')" \
   "as --wait alone $user_file:2" "config shows wait = true as the option given alone"
+
+# A reserved id that names no card reserves nothing: pick takes every card
+# without a word, and doctor says why.
+rm -f "$user_file"
+house_rules '[limits]\nreserved = ["3", "9"]\n'
+run_status "$GPUPIN" --simulate "$scenario" --json doctor
+expect_eq "$STATUS" 0 "doctor's exit status: a warning, not a failure"
+expect_eq "$(jq -r '.findings[] | select(.check == "reserved") | .verdict' <<<"$OUT")" warn "the reserved check"
+expect_contains "$(jq -r '.findings[] | select(.check == "reserved") | .evidence' <<<"$OUT")" \
+  "reserved 9: no GPU has that index (NVML indices here run 0 to 3)" "names the id that reserves nothing"
+house_rules '[limits]\nreserved = ["3"]\n'
+run_status "$GPUPIN" --simulate "$scenario" doctor
+expect_contains "$OUT" "GPU 3 is taken only by a request that names it with --only" "a reserved card that exists"
 echo PASS
