@@ -43,36 +43,36 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
   if (looked_up_key_ == key) return found_;
   looked_up_key_ = key;
   found_.reset();
+  found_in_.clear();
   // Without the boot id or the driver's version nothing says when an order
   // stops holding: it is neither kept nor taken from the directory.
   const bool keyed = boot_id && inventory.driver_version;
-  std::optional<KeptDriverOrder> kept;
-  std::string kept_in;
+  std::optional<FoundDriverOrder> found;
   // A state directory that does not exist keeps no order, and reading is
   // no reason to create it (doctor only looks).
   if (keyed && !world_.StateDirMissing()) {
     Result<const StateDir*> dir = world_.StateRoot();
     if (dir.ok()) {
-      kept_in = (*dir)->path();
-      kept = ReadDriverOrder(**dir, getuid(), key,
-                             [this](const std::string& line) { world_.Verbose(line); });
+      found = ReadDriverOrder(**dir, getuid(), key,
+                              [this](const std::string& line) { world_.Verbose(line); });
     } else {
       world_.Verbose("the driver's numbering is not kept: " + dir.error().message);
     }
   }
-  if (auto* order = kept ? std::get_if<DriverOrder>(&*kept) : nullptr) {
+  if (auto* order = found ? std::get_if<DriverOrder>(&found->kept) : nullptr) {
     std::optional<std::string> gap = OrderGap(*order, inventory.gpus);
     if (!gap) {
       world_.Verbose(fmt::format(
           "cuda:N follow the CUDA driver's order, kept in {} for this boot, driver and set of "
           "GPUs",
-          kept_in));
+          found->path));
       found_ = std::move(*order);
+      found_in_ = found->path;
       return found_;
     }
-    world_.Verbose(fmt::format("the driver's order kept in {} is not used: {}", kept_in, *gap));
+    world_.Verbose(fmt::format("the driver's order kept in {} is not used: {}", found->path, *gap));
   }
-  if (auto* failure = kept ? std::get_if<DriverOrderFailure>(&*kept) : nullptr) {
+  if (auto* failure = found ? std::get_if<DriverOrderFailure>(&found->kept) : nullptr) {
     const int64_t now = NowUnixMs();
     const std::string when = FormatLocalClock(failure->failed_unix_ms, now);
     if (FailureStands(*failure, now)) {

@@ -37,6 +37,11 @@ class CudaNumbering {
   // (FailureStands).
   Resolution Resolve(const Inventory& inventory, const VisibilityEnv& env);
 
+  // The file the driver's order was read from, for the last machine key
+  // Resolve saw ("DIR/cuda-order-0.json"); empty when none was read (no
+  // order, or one probed by this process).
+  const std::string& order_file() const { return found_in_; }
+
  private:
   std::optional<DriverOrder> Lookup(const Inventory& inventory);
   std::optional<DriverOrder> Probe(const Inventory& inventory, const DriverOrderKey& key,
@@ -51,6 +56,7 @@ class CudaNumbering {
   // The last key looked up and what was found for it.
   std::optional<DriverOrderKey> looked_up_key_;
   std::optional<DriverOrder> found_;
+  std::string found_in_;
 };
 
 // A probe child's environment: gpupin's own (so that the driver library

@@ -63,8 +63,9 @@ void GatherEnvironment(World& world, DoctorFacts& facts) {
   std::map<std::string, std::string> environment = ProcessEnvironment();
   facts.env = VisibilityEnvFromMap(environment);
   // The driver's order where a ls or map kept it.
-  facts.resolution =
-      CudaNumbering(world, ProbePolicy::kKeptOnly).Resolve(facts.inventory, facts.env);
+  CudaNumbering numbering(world, ProbePolicy::kKeptOnly);
+  facts.resolution = numbering.Resolve(facts.inventory, facts.env);
+  facts.driver_order_file = numbering.order_file();
   if (auto it = environment.find("SLURM_JOB_ID"); it != environment.end())
     facts.slurm_job_id = it->second;
 }
@@ -167,7 +168,7 @@ Status GatherProbe(const World& world, DoctorFacts& facts) {
   options.environment = ProcessEnvironment();
   Result<ProbeResult> probe = ProbeCuda(options);
   if (!probe.ok()) return probe.error();
-  ProbeComparison comparison = CompareProbe(facts.resolution, *probe);
+  ProbeComparison comparison = CompareProbe(facts.resolution, *probe, facts.driver_order_file);
   facts.probe = DoctorProbe{*libcuda, std::move(*probe), std::move(comparison)};
   return Ok{};
 }

@@ -58,7 +58,8 @@ Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& optio
   return Examined{"this environment", ProcessEnvironment()};
 }
 
-Status AddProbe(const World& world, const Examined& examined, MapView& view) {
+Status AddProbe(const World& world, const Examined& examined, const CudaNumbering& numbering,
+                MapView& view) {
   Result<std::string> libcuda = ProbeLibcudaPath(world);
   if (!libcuda.ok()) return libcuda.error();
   ProbeOptions probe_options;
@@ -67,7 +68,7 @@ Status AddProbe(const World& world, const Examined& examined, MapView& view) {
   Result<ProbeResult> probe = ProbeCuda(probe_options);
   if (!probe.ok()) return probe.error();
   view.libcuda = *libcuda;
-  view.comparison = CompareProbe(view.resolution, *probe);
+  view.comparison = CompareProbe(view.resolution, *probe, numbering.order_file());
   view.probe = std::move(*probe);
   return Ok{};
 }
@@ -143,7 +144,8 @@ Result<int> Map(World& world, const MapOptions& options) {
   }
   if (options.pid) AddUses(world, numbering, *options.pid, view);
   if (options.probe) {
-    if (Status probed = AddProbe(world, *examined, view); !probed.ok()) return probed.error();
+    if (Status probed = AddProbe(world, *examined, numbering, view); !probed.ok())
+      return probed.error();
   }
   if (world.options().json) {
     std::printf("%s\n", JsonText(MapToJson(view)).c_str());

@@ -64,8 +64,9 @@ struct DoctorFacts {
   // are then left out, since this one failure explains them all.
   std::optional<std::string> nvml_error;
   Inventory inventory;
-  VisibilityEnv env;                        // the caller's
-  Resolution resolution;                    // ResolveVisibleDevices(inventory.gpus, env)
+  VisibilityEnv env;              // the caller's
+  Resolution resolution;          // ResolveVisibleDevices(inventory.gpus, env)
+  std::string driver_order_file;  // where the driver's order in `resolution` was kept, if read
   std::optional<std::string> slurm_job_id;  // SLURM_JOB_ID, when in a Slurm job
   ContainerFacts container;
   BusyThreshold busy;

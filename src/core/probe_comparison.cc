@@ -58,7 +58,8 @@ std::string DescribeCudaError(int code) {
   return "CUDA error " + std::to_string(code);
 }
 
-ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) {
+ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
+                             std::string_view order_file) {
   ProbeComparison comparison;
   // A device named twice makes cuInit fail with CUDA_ERROR_INVALID_DEVICE
   // (seen with driver 580, CUDA 13.0): the driver's answer to a list the
@@ -107,9 +108,10 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe) 
         "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs");
   }
   if (!comparison.agree && model.order_from_driver) {
-    comparison.differences.emplace_back(
-        "gpupin's FASTEST_FIRST order is the driver's as kept in the state directory "
-        "(cuda-order-UID.json), and the driver now numbers otherwise: remove that file");
+    comparison.differences.push_back(fmt::format(
+        "gpupin's FASTEST_FIRST order is the driver's as kept in {}, and the driver now "
+        "numbers otherwise: remove that file",
+        order_file.empty() ? "the state directory (cuda-order-UID.json)" : order_file));
   }
   return comparison;
 }

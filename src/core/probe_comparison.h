@@ -57,6 +57,9 @@ struct ProbeComparison {
 
 // Device by device: the same count, and at each ordinal the same device (by
 // UUID; a probe's GPU- formatted bytes match the model's GPU- or MIG- UUID).
-ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe);
+// `order_file`: where the model's driver order was kept, named when the
+// driver now numbers otherwise (empty: not read from a file).
+ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
+                             std::string_view order_file = {});
 
 }  // namespace gpupin

@@ -49,6 +49,11 @@ TEST(ProbeComparisonTest, AKeptDriverOrderThatNoLongerHoldsIsNamed) {
   const ProbeComparison c = CompareProbe(model, testing::DriverListing({kB, kA}));
   EXPECT_FALSE(c.agree);
   EXPECT_THAT(c.differences.back(), HasSubstr("cuda-order-UID.json"));
+  const ProbeComparison named =
+      CompareProbe(model, testing::DriverListing({kB, kA}), "/run/gpupin/cuda-order-0.json");
+  EXPECT_THAT(named.differences.back(),
+              HasSubstr("kept in /run/gpupin/cuda-order-0.json, and the driver now numbers "
+                        "otherwise: remove that file"));
 }
 
 TEST(ProbeComparisonTest, CountDifference) {

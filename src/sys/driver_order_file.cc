@@ -94,14 +94,14 @@ Result<KeptDriverOrder> ReadOne(const StateDir& dir, const std::string& name, ui
 
 std::string DriverOrderFileName(uint32_t uid) { return fmt::format("cuda-order-{}.json", uid); }
 
-std::optional<KeptDriverOrder> ReadDriverOrder(
+std::optional<FoundDriverOrder> ReadDriverOrder(
     const StateDir& dir, uint32_t reader_uid, const DriverOrderKey& key,
     const std::function<void(const std::string&)>& verbose) {
   std::vector<uint32_t> uids{reader_uid};
   if (reader_uid != 0) uids.push_back(0);
   // Either user's order beats a failure: one user's probe may have failed
   // where another's, later, did not.
-  std::optional<DriverOrderFailure> failure;
+  std::optional<FoundDriverOrder> failure;
   for (uint32_t uid : uids) {
     for (const std::string& name : RecordNames(dir, uid)) {
       const std::string where = fmt::format("{}/{}", dir.path(), name);
@@ -114,13 +114,12 @@ std::optional<KeptDriverOrder> ReadDriverOrder(
         verbose(fmt::format("{} is for another boot, driver or set of GPUs", where));
         continue;
       }
-      if (auto* order = std::get_if<DriverOrder>(&*kept)) return std::move(*order);
-      auto& failed = std::get<DriverOrderFailure>(*kept);
-      if (!failure) failure = std::move(failed);
+      if (std::holds_alternative<DriverOrder>(*kept))
+        return FoundDriverOrder{std::move(*kept), where};
+      if (!failure) failure = FoundDriverOrder{std::move(*kept), where};
     }
   }
-  if (failure) return std::move(*failure);
-  return std::nullopt;
+  return failure;
 }
 
 Status WriteDriverOrder(const StateDir& dir, uint32_t uid, const KeptDriverOrder& kept) {

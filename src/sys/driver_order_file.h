@@ -23,6 +23,12 @@ namespace gpupin {
 // "cuda-order-1000.json": the file user `uid` writes.
 std::string DriverOrderFileName(uint32_t uid);
 
+// What ReadDriverOrder found, and the file it was in ("DIR/NAME").
+struct FoundDriverOrder {
+  KeptDriverOrder kept;
+  std::string path;
+};
+
 // What is kept for `key` (this machine now) in the reader's own file and
 // root's (under a random name too, when another user's file holds the
 // name): an order from either (the reader's first), else a failure (the
@@ -30,7 +36,7 @@ std::string DriverOrderFileName(uint32_t uid);
 // symlink is not followed), larger than 64 KiB, owned by anyone but the
 // user it is named for, writable by group or others, unparsable, or for
 // another key is passed over, with one line to `verbose` saying why.
-std::optional<KeptDriverOrder> ReadDriverOrder(
+std::optional<FoundDriverOrder> ReadDriverOrder(
     const StateDir& dir, uint32_t reader_uid, const DriverOrderKey& key,
     const std::function<void(const std::string&)>& verbose);
 

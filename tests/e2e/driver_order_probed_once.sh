@@ -60,7 +60,7 @@ before=$(inode "$KEPT")
 expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[1,2,0],"driver"]' "the second ls"
 expect_eq "$(inode "$KEPT")" "$before" "the second ls did not probe"
 run_status "$GPUPIN" "${SIM[@]}" -v ls
-expect_contains "$ERR" "cuda:N follow the CUDA driver's order, kept in $GPUPIN_STATE_DIR for this boot" \
+expect_contains "$ERR" "cuda:N follow the CUDA driver's order, kept in $GPUPIN_STATE_DIR/cuda-order-$(id -u).json for this boot" \
   "-v ls says where the order came from"
 install -d -m 0755 "$TEST_TMP/nocuda"
 install -m 0755 "$GPUPIN" "$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$TEST_TMP/nocuda"
@@ -77,7 +77,8 @@ plant "$KEPT" "$A4000" "$RTX3090" "$A6000"
 expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[0,1,2],"driver"]' "a matching kept order is followed"
 run_status "$GPUPIN" "${SIM[@]}" map --probe
 expect_contains "$OUT" "model and driver DISAGREE" "map --probe checks the kept order"
-expect_contains "$OUT" "cuda-order-UID.json" "and says which file to remove"
+expect_contains "$OUT" "kept in $KEPT, and the driver now numbers otherwise: remove that file" \
+  "and says which file to remove"
 
 # An order that leaves out a card the driver lists is none (no probe keeps
 # one): the driver is asked again, and its whole order kept.

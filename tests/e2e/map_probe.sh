@@ -31,7 +31,7 @@ expect_contains "$model_row" "$A4000" "the model follows the kept order"
 expect_contains "$driver_row" "$RTX3090" "the driver puts the 3090 first"
 expect_contains "$OUT" "model and driver DISAGREE" "disagreement said"
 expect_contains "$OUT" "cuda:0: gpupin expects GPU 0 ($A4000), the driver has $RTX3090" "difference named"
-expect_contains "$OUT" "cuda-order-UID.json" "the kept file is named"
+expect_contains "$OUT" "kept in $KEPT, and the driver now numbers otherwise" "the kept file is named"
 expect_contains "$OUT" "libgpupin-sim-cuda.so, CUDA 12.2" "the driver library is named"
 rm "$KEPT"
 
