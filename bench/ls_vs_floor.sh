@@ -3,7 +3,7 @@
 # the same table (bench/nvml_floor.c: only the NVML calls the table shows,
 # from plain C), in wall time and in NVML calls, on 8 and on 16 cards.
 #
-#   cmake --build build/release --target gpupin nvml_floor gpupin_sim
+#   cmake --build build/release --target gpupin nvml_floor cxx_start_floor gpupin_sim
 #   bench/ls_vs_floor.sh [RUNS] [SCENARIO...]
 #       # defaults: 200, examples/lab-8gpu.json examples/lab-16gpu.json
 #
@@ -53,20 +53,29 @@ ms() { awk -v us="$1" 'BEGIN {printf "%8.3f", us / 1000}'; }
 label_of() { if ((${#bins[@]} == 1)); then echo gpupin; else echo "gpupin $1"; fi; }
 
 # The start alone, which every command pays: `gpupin --version` (no command
-# built, no NVML) against /bin/true, interleaved the same way.
-true_times=()
+# built, no NVML) against /bin/true and against bin/cxx_start_floor (a C++
+# program linked as gpupin is that only starts and prints a line: what any
+# C++ program of this build pays), interleaved the same way.
+true_times=() cxx_times=()
 declare -A version_times=()
 for ((i = 0; i < runs; i++)); do
   true_times+=("$(time_us /bin/true)")
+  cxx_times+=("$(time_us "$bin/cxx_start_floor")")
   for dir in "${bins[@]}"; do
     version_times[$dir]+="$(time_us "$dir/gpupin" --version) "
   done
 done
+true_us=$(median_us "${true_times[@]}")
+cxx_us=$(median_us "${cxx_times[@]}")
 printf 'start, %d runs each\n' "$runs"
-printf '  /bin/true         median %s ms\n' "$(ms "$(median_us "${true_times[@]}")")"
+printf '  /bin/true         median %s ms\n' "$(ms "$true_us")"
+printf '  cxx_start_floor   median %s ms   (C++ runtime: %s ms over /bin/true)\n' "$(ms "$cxx_us")" \
+  "$(ms "$(awk -v a="$cxx_us" -v b="$true_us" 'BEGIN {print a - b}')")"
 for dir in "${bins[@]}"; do
   # shellcheck disable=SC2086 # the times are words
-  printf '  %s --version  median %s ms\n' "$(label_of "$dir")" "$(ms "$(median_us ${version_times[$dir]})")"
+  version_us=$(median_us ${version_times[$dir]})
+  printf '  %s --version  median %s ms   (gpupin'"'"'s own: %s ms over cxx_start_floor)\n' \
+    "$(label_of "$dir")" "$(ms "$version_us")" "$(ms "$(awk -v a="$version_us" -v b="$cxx_us" 'BEGIN {print a - b}')")"
 done
 
 for scenario in "${scenarios[@]}"; do
