@@ -85,7 +85,8 @@ Result<StateSnapshot> ReadState(World& world) {
       LeaseState state = EvaluateLease(lease, facts);
       // Another user's reservation stays a reservation in its file while its
       // job runs (only its owner rewrites it): show what it has become.
-      if (std::optional<Lease> handed = txn.HandOverToJob(lease, facts)) lease = std::move(*handed);
+      if (std::optional<Lease> handed = txn.HandOverToJob(lease, state, facts))
+        lease = std::move(*handed);
       snapshot.leases.push_back({std::move(lease), state});
     }
     for (QueueTicket& ticket : txn.LiveTickets(facts)) {

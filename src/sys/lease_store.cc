@@ -295,7 +295,7 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
     if (EvaluateLease(lease, facts) == LeaseState::kLive) {
       // Others keep seeing another user's reservation while its job runs,
       // which is safe, only slower to free.
-      if (std::optional<Lease> handed = HandOverToJob(lease, facts);
+      if (std::optional<Lease> handed = HandOverToJob(lease, LeaseState::kLive, facts);
           handed && lease.uid == geteuid()) {
         lease = std::move(*handed);
       }
@@ -307,11 +307,10 @@ std::vector<Lease> LeaseTransaction::LiveLeases(const LivenessFacts& facts) {
   return live;
 }
 
-std::optional<Lease> LeaseTransaction::HandOverToJob(const Lease& lease,
+std::optional<Lease> LeaseTransaction::HandOverToJob(const Lease& lease, LeaseState state,
                                                      const LivenessFacts& facts) {
   std::optional<Lease> handed = HandedToJob(lease, facts);
-  if (handed && lease.uid == geteuid() && EvaluateLease(lease, facts) == LeaseState::kLive)
-    (void)UpdateLease(*handed);
+  if (handed && state == LeaseState::kLive && lease.uid == geteuid()) (void)UpdateLease(*handed);
   return handed;
 }
 

@@ -118,12 +118,14 @@ class LeaseTransaction {
   // this user may remove them (its own; anyone's as root or as the
   // directory's owner) and ignored otherwise.
   std::vector<Lease> LiveLeases(const LivenessFacts& facts);
-  // What a live reservation whose job has started stands for now: the
-  // lease handed to the job (HandedToJob), which ends when the job does
-  // rather than at the TTL. Written back when the file is this user's own
-  // (only its owner can rewrite it), so that the hand-over outlives the
+  // What a reservation whose job has started stands for now: the lease
+  // handed to the job (HandedToJob), which ends when the job does rather
+  // than at the TTL. Written back when the reservation is live (`state`, as
+  // the caller evaluated it against `facts`) and the file is this user's
+  // own (only its owner can rewrite it), so that the hand-over outlives the
   // look that saw the job. nullopt when `lease` is no such reservation.
-  std::optional<Lease> HandOverToJob(const Lease& lease, const LivenessFacts& facts);
+  std::optional<Lease> HandOverToJob(const Lease& lease, LeaseState state,
+                                     const LivenessFacts& facts);
   // Records a new lease, owned by this user. Fails when the id is not a
   // valid record id or a lease with it exists.
   Status AddLease(const Lease& lease);
