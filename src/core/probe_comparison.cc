@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/printable.h"
+
 namespace gpupin {
 namespace {
 
@@ -102,16 +104,21 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
     }
   }
   comparison.agree = comparison.differences.empty();
+  // Why they differ goes first: a short listing (doctor's) keeps the first
+  // few lines, and this one says what to do.
   if (!comparison.agree && model.order_is_guess) {
-    comparison.differences.emplace_back(
+    comparison.differences.insert(
+        comparison.differences.begin(),
         "gpupin's FASTEST_FIRST order was a guess; the driver's order is the truth, so set "
         "CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs");
   }
   if (!comparison.agree && model.order_from_driver) {
-    comparison.differences.push_back(fmt::format(
-        "gpupin's FASTEST_FIRST order is the driver's as kept in {}, and the driver now "
-        "numbers otherwise: remove that file",
-        order_file.empty() ? "the state directory (cuda-order-UID.json)" : order_file));
+    comparison.differences.insert(
+        comparison.differences.begin(),
+        fmt::format("gpupin's FASTEST_FIRST order is the driver's as kept in {}, and the driver "
+                    "now numbers otherwise: remove that file (its owner or root can)",
+                    order_file.empty() ? "the state directory (cuda-order-UID.json)"
+                                       : PrintableWhole(order_file)));
   }
   return comparison;
 }

@@ -38,9 +38,9 @@ TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
   const ProbeComparison c = CompareProbe(Model({kA, kB}, true), testing::DriverListing({kB, kA}));
   EXPECT_FALSE(c.agree);
   ASSERT_EQ(c.differences.size(), 3u);
-  EXPECT_THAT(c.differences[0], HasSubstr("cuda:0: gpupin expects GPU 0"));
-  EXPECT_THAT(c.differences[0], HasSubstr(std::string("the driver has ") + kB));
-  EXPECT_THAT(c.differences[2], HasSubstr("was a guess"));
+  EXPECT_THAT(c.differences[0], HasSubstr("was a guess"));
+  EXPECT_THAT(c.differences[1], HasSubstr("cuda:0: gpupin expects GPU 0"));
+  EXPECT_THAT(c.differences[1], HasSubstr(std::string("the driver has ") + kB));
 }
 
 TEST(ProbeComparisonTest, AKeptDriverOrderThatNoLongerHoldsIsNamed) {
@@ -48,12 +48,15 @@ TEST(ProbeComparisonTest, AKeptDriverOrderThatNoLongerHoldsIsNamed) {
   model.order_from_driver = true;
   const ProbeComparison c = CompareProbe(model, testing::DriverListing({kB, kA}));
   EXPECT_FALSE(c.agree);
-  EXPECT_THAT(c.differences.back(), HasSubstr("cuda-order-UID.json"));
+  EXPECT_THAT(c.differences.front(), HasSubstr("cuda-order-UID.json"));
   const ProbeComparison named =
       CompareProbe(model, testing::DriverListing({kB, kA}), "/run/gpupin/cuda-order-0.json");
-  EXPECT_THAT(named.differences.back(),
+  EXPECT_THAT(named.differences.front(),
               HasSubstr("kept in /run/gpupin/cuda-order-0.json, and the driver now numbers "
                         "otherwise: remove that file"));
+  const ProbeComparison hostile =
+      CompareProbe(model, testing::DriverListing({kB, kA}), "/tmp/\x1b[31m\n/cuda-order-0.json");
+  EXPECT_THAT(hostile.differences.front(), HasSubstr("kept in /tmp/?[31m?/cuda-order-0.json"));
 }
 
 TEST(ProbeComparisonTest, CountDifference) {

@@ -125,7 +125,7 @@ TEST_F(ProbeVersusModelTest, DisagreeWhereTheFastestFirstGuessIsWrong) {
   EXPECT_THAT(comparison.differences,
               ::testing::Contains("cuda:0: gpupin expects GPU 2 (" + a6000_ + "), the driver has " +
                                   rtx3090_));
-  EXPECT_THAT(comparison.differences.back(), HasSubstr("was a guess"));
+  EXPECT_THAT(comparison.differences.front(), HasSubstr("was a guess"));
 }
 
 TEST_F(ProbeVersusModelTest, UuidsAgreeWhateverTheOrder) {
