@@ -412,11 +412,22 @@ Finding CheckReserved(const DoctorFacts& facts) {
                         cards.size() == 1 ? "it" : "them"),
             ""};
   }
+  // A card that does not answer has no UUID to match: an id meant for it
+  // is right, and reserves it again once the card is back.
+  std::vector<std::string> unnamed;
+  for (const Gpu& gpu : facts.inventory.gpus) {
+    if (gpu.uuid.empty()) unnamed.push_back(fmt::format("GPU {}", gpu.index));
+  }
+  const std::string file = facts.rules.file.empty() ? "the admin config" : facts.rules.file;
   return {"reserved", Verdict::kWarn,
-          fmt::format("{}: {}; such an id reserves nothing", rule, fmt::join(problems, "; ")),
-          fmt::format("the admin corrects the id in {} (gpupin ls shows each card's index and "
-                      "UUID)",
-                      facts.rules.file.empty() ? "the admin config" : facts.rules.file)};
+          fmt::format("{}: {}; such an id reserves nothing", rule, JoinShort(problems)),
+          unnamed.empty()
+              ? fmt::format("the admin corrects the id in {} (gpupin ls shows each card's index "
+                            "and UUID)",
+                            file)
+              : fmt::format("{} gave no UUID (see the health check): an id that is its UUID is "
+                            "right; otherwise the admin corrects the id in {}",
+                            JoinShort(unnamed), file)};
 }
 
 Finding CheckLeases(const DoctorFacts& facts) {

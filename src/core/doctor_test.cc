@@ -96,6 +96,16 @@ TEST(DoctorReservedTest, WarnsOfAnIdThatNamesNoCard) {
   EXPECT_EQ(DoctorExitCode({f}), ExitCode::kOk);
 }
 
+TEST(DoctorReservedTest, ACardWithoutUuidMayBeTheOneAnIdNames) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[1].uuid.clear();
+  facts.rules.reserved = {"GPU-1aaaaaaa"};
+  Finding f = Only(facts, "reserved");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.fix, HasSubstr("GPU 1 gave no UUID"));
+  EXPECT_THAT(f.fix, HasSubstr("an id that is its UUID is right"));
+}
+
 TEST(DoctorReservedTest, LeftOutWithoutNvml) {
   DoctorFacts facts = HealthyFacts();
   facts.nvml_error = "libnvidia-ml.so.1: cannot open shared object file";
