@@ -349,13 +349,19 @@ std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
                              key));
     }
     auto [command, option] = DefaultsOption(app, key, build_rest);
-    given.Add(option, key_node);
-    if (!option || key == "help" || key == "version" || key == "config") {
+    if (!option) {
       place.Fail(key_node.source(),
                  fmt::format("[defaults]: no option --{} to give a default for; see gpupin "
                              "--help and each command's --help",
                              key));
     }
+    // By any of their names (`h`): what they do is not a default.
+    if (option == command->get_help_ptr() || option == app.get_version_ptr() ||
+        option == app.get_config_ptr()) {
+      place.Fail(key_node.source(),
+                 fmt::format("[defaults]: {} is not an option to give a default for", key));
+    }
+    given.Add(option, key_node);
     // `wait = false`: as if not given.
     if (std::optional<CLI::ConfigItem> item = Item(place, *command, {}, key, value)) {
       settings.push_back({"", key, std::move(item->inputs), place.File(),

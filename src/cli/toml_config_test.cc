@@ -287,9 +287,12 @@ TEST_F(TomlConfigTest, EachMistakeInTheAdminFileIsOneLineNamingIt) {
   EXPECT_EQ(error("order = \"1\"\n"),
             file + ":1: 'order': not a section this file has; it has [defaults] and [limits]");
   EXPECT_EQ(error("[defaults]\nconfig = \"x\"\n"),
-            file +
-                ":2: [defaults]: no option --config to give a default for; see gpupin --help "
-                "and each command's --help");
+            file + ":2: [defaults]: config is not an option to give a default for");
+  // Help by its short name too; given twice, it is still refused for what it is.
+  EXPECT_EQ(error("[defaults]\nh = true\n"),
+            file + ":2: [defaults]: h is not an option to give a default for");
+  EXPECT_EQ(error("[defaults]\nhelp = true\nh = true\n"),
+            file + ":3: [defaults]: h is not an option to give a default for");
   // What the file holds is quoted with its control characters replaced:
   // toml++ quotes the newline it stopped at, and a key may hold an escape.
   EXPECT_EQ(error("[defaults]\nverbose = tru\n"),
