@@ -16,7 +16,8 @@
 # the binaries from DIR instead of build/release/bin; DIR:DIR... measures
 # the gpupin of each (two builds side by side, all runs interleaved) against
 # the first one's floor. First, the start alone: `gpupin --version` against
-# /bin/true. Exits 1 if any command fails once.
+# /bin/true and against bin/cxx_start_floor (the C++ runtime's share). Exits
+# 1 if any command fails once.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200}
@@ -28,6 +29,12 @@ bin=${bins[0]}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+for program in "$bin/cxx_start_floor" "$bin/nvml_floor"; do
+  if [[ ! -x $program ]]; then
+    echo "ls_vs_floor: $program not built; cmake --build build/release --target nvml_floor cxx_start_floor" >&2
+    exit 1
+  fi
+done
 source "$root/bench/provenance.sh"
 provenance bench/ls_vs_floor.sh "$runs" "${scenarios[@]##*/}"
 
