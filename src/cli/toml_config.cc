@@ -317,6 +317,13 @@ toml::table ParseTable(const Place& place, std::string_view text) {
 // The option a [defaults] key stands for, and the command that has it:
 // gpupin's own, else the first command's (the selection options are alike
 // in every command that takes them). `max_used` and `max-used` are one key.
+// --help, --version and --config (by any of their names, `h` too): what
+// they do is not a setting a file can give.
+bool CommandLineOnly(const CLI::App& app, const CLI::App& command, const CLI::Option* option) {
+  return option && (option == command.get_help_ptr() || option == app.get_version_ptr() ||
+                    option == app.get_config_ptr());
+}
+
 // The command is nullptr when the option is.
 struct OwnedOption {
   const CLI::App* command = nullptr;
@@ -355,9 +362,7 @@ std::vector<ConfigSetting> ReadDefaults(const Place& place, const CLI::App& app,
                              "--help and each command's --help",
                              key));
     }
-    // By any of their names (`h`): what they do is not a default.
-    if (option == command->get_help_ptr() || option == app.get_version_ptr() ||
-        option == app.get_config_ptr()) {
+    if (CommandLineOnly(app, *command, option)) {
       place.Fail(key_node.source(),
                  fmt::format("[defaults]: {} is not an option to give a default for", key));
     }
@@ -487,8 +492,13 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     const toml::table* section = node.as_table();
     if (!section) {
       const std::string option = OptionName(key.str());
-      global_options.Add(FindConfigOption(app_, option), key);
-      if (!FindConfigOption(app_, option)) {
+      const CLI::Option* own = FindConfigOption(app_, option);
+      if (CommandLineOnly(app_, app_, own)) {
+        place.Fail(key.source(),
+                   fmt::format("{}: given on the command line only, not in a file", option));
+      }
+      global_options.Add(own, key);
+      if (!own) {
         if (std::vector<std::string> sections = SectionsWith(app_, build_rest_, option);
             !sections.empty()) {
           place.Fail(key.source(),
@@ -516,7 +526,13 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     OptionsGiven command_options(place);
     for (const auto& [option_key, value] : *section) {
       const std::string option = OptionName(option_key.str());
-      command_options.Add(FindConfigOption(*command, option), option_key);
+      const CLI::Option* own = FindConfigOption(*command, option);
+      if (CommandLineOnly(app_, *command, own)) {
+        place.Fail(
+            option_key.source(),
+            fmt::format("[{}] {}: given on the command line only, not in a file", name, option));
+      }
+      command_options.Add(own, option_key);
       if (value.is_table()) {
         place.Fail(option_key.source(),
                    fmt::format("[{}.{}]: sections do not nest; put {}'s options under [{}]", name,

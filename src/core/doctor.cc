@@ -418,7 +418,7 @@ Finding CheckReserved(const DoctorFacts& facts) {
   for (const Gpu& gpu : facts.inventory.gpus) {
     if (gpu.uuid.empty()) unnamed.push_back(fmt::format("GPU {}", gpu.index));
   }
-  const std::string file = facts.rules.file.empty() ? "the admin config" : facts.rules.file;
+  const std::string file = RulesFileName(facts.rules);
   return {"reserved", Verdict::kWarn,
           fmt::format("{}: {}; such an id reserves nothing", rule, JoinShort(problems)),
           unnamed.empty()

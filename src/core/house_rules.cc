@@ -47,7 +47,11 @@ bool AnyPerUserCap(const HouseRules& rules) {
 
 std::string DescribeReserved(const HouseRules& rules) {
   return fmt::format("reserved = [\"{}\"] in {}", fmt::join(rules.reserved, "\", \""),
-                     rules.file.empty() ? "the admin config" : rules.file);
+                     RulesFileName(rules));
+}
+
+std::string RulesFileName(const HouseRules& rules) {
+  return rules.file.empty() ? "the admin config" : rules.file;
 }
 
 std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap) {

@@ -73,6 +73,10 @@ std::string DescribeCap(const HouseRules& rules, const AppliedCap& cap);
 // "reserved = [\"3\"] in /etc/gpupin/config.toml", as messages name the rule.
 std::string DescribeReserved(const HouseRules& rules);
 
+// The admin file the rules came from, as messages name it ("the admin
+// config" for rules given without one).
+std::string RulesFileName(const HouseRules& rules);
+
 // Cards each user holds now: the distinct cards of that user's live leases
 // and reservations together (a shared lease counts its card).
 std::map<uint32_t, int> CardsHeldByUser(const std::vector<Lease>& live_leases);

@@ -100,6 +100,23 @@ Result<size_t> ResolveGpuId(const std::vector<Gpu>& gpus, const std::string& id,
       matches.push_back(position);
   }
   if (matches.size() == 1) return matches.front();
+  if (matches.empty() && StartsWithIgnoreCase(id, "MIG-")) {
+    // Policy options name whole cards; a MIG instance is a part of one.
+    for (const Gpu& gpu : gpus) {
+      for (const MigDevice& mig : gpu.mig_devices) {
+        if (StartsWithIgnoreCase(mig.uuid, id)) {
+          return MakeError(ExitCode::kUsage,
+                           fmt::format("{} {}: a MIG instance of GPU {}; {} names whole cards: "
+                                       "give {} or its UUID",
+                                       option, shown, gpu.index, option, gpu.index));
+        }
+      }
+    }
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("{} {}: a MIG instance's UUID; {} names whole cards by NVML "
+                                 "index or GPU- UUID; see gpupin ls",
+                                 option, shown, option));
+  }
   if (matches.empty()) {
     return MakeError(
         ExitCode::kUsage,

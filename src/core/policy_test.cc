@@ -998,6 +998,17 @@ INSTANTIATE_TEST_SUITE_P(
             "--exclude 99999999999999999999: no GPU has that index (NVML indices here run 0 to 7)"},
         UsageCase{"NoSuchUuid", [](PolicyInput& in) { in.request.order = {"GPU-abc"}; },
                   "--order GPU-abc: no GPU has a UUID that starts so; see gpupin ls"},
+        UsageCase{"MigInstanceUuid",
+                  [](PolicyInput& in) {
+                    in.gpus[3].mig_devices = {MigDevice{}};
+                    in.gpus[3].mig_devices[0].uuid = "MIG-5d3f0000-0000-4000-8000-000000000000";
+                    in.request.only = {"mig-5d3f"};
+                  },
+                  "--only mig-5d3f: a MIG instance of GPU 3; --only names whole cards: give 3 "
+                  "or its UUID"},
+        UsageCase{"UnknownMigUuid", [](PolicyInput& in) { in.request.exclude = {"MIG-77"}; },
+                  "--exclude MIG-77: a MIG instance's UUID; --exclude names whole cards by NVML "
+                  "index or GPU- UUID; see gpupin ls"},
         UsageCase{"AmbiguousUuid",
                   [](PolicyInput& in) {
                     in.gpus[2].uuid = "GPU-abaa0000-0000-4000-8000-000000000000";

@@ -124,4 +124,11 @@ expect_contains "$(jq -r '.findings[] | select(.check == "reserved") | .evidence
 house_rules '[limits]\nreserved = ["3"]\n'
 run_status "$GPUPIN" --simulate "$scenario" doctor
 expect_contains "$OUT" "GPU 3 is taken only by a request that names it with --only" "a reserved card that exists"
+# A MIG instance cannot be reserved: doctor names the card it is part of.
+mig_server="$EXAMPLES/a100-mig.json"
+house_rules '[limits]\nreserved = ["MIG-a1ca08f7"]\n'
+run_status "$GPUPIN" --simulate "$mig_server" --json doctor
+expect_contains "$(jq -r '.findings[] | select(.check == "reserved") | .evidence' <<<"$OUT")" \
+  "reserved MIG-a1ca08f7: a MIG instance of GPU 0; reserved names whole cards: give 0 or its UUID" \
+  "a reserved MIG instance is named as part of its card"
 echo PASS

@@ -73,4 +73,15 @@ run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-
 expect_eq "$STATUS" 2 "exit status for an empty state-dir in the file"
 expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:1: state-dir: --state-dir: give a directory" \
   "a refused global value names the line"
+
+# help, version and config are no settings: refused at their line, by any
+# of their names.
+printf 'json = false\nversion = true\n' >"$TEST_TMP/bad.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
+expect_eq "$STATUS:$ERR" "2:gpupin: $TEST_TMP/bad.toml:2: version: given on the command line only, not in a file" \
+  "version in a --config file"
+printf '[pick]\nh = true\n' >"$TEST_TMP/bad.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick
+expect_eq "$STATUS:$ERR" "2:gpupin: $TEST_TMP/bad.toml:2: [pick] h: given on the command line only, not in a file" \
+  "pick's help by its one-letter name in a --config file"
 echo PASS
