@@ -197,6 +197,24 @@ std::optional<std::string_view> OptionNamedFirst(std::string_view message) {
   return message.substr(0, colon);
 }
 
+// Where to read about a mistake CLI11 describes in `message`: the help of
+// the command typed (`see gpupin slurm gres --help`), unless the message
+// begins with an option that command does not have (a global one).
+std::string SeeHelp(const CLI::App& app, std::string_view message) {
+  std::string path = "gpupin";
+  const CLI::App* command = &app;
+  for (std::vector<CLI::App*> chosen = app.get_subcommands(); !chosen.empty();
+       chosen = chosen.front()->get_subcommands()) {
+    command = chosen.front();
+    path += " " + command->get_name();
+  }
+  if (message.starts_with("-")) {
+    const std::string option(message.substr(0, message.find_first_of(": =")));
+    if (!command->get_option_no_throw(option)) path = "gpupin";
+  }
+  return fmt::format("see {} --help", path);
+}
+
 // CLI11's "--count: '2.5': write a whole number ..." for a value that
 // came from --config, not the command line: "FILE:LINE: count: --count: …".
 std::optional<Error> ConfigValueRefused(const CLI::App& app, const std::string& message,
@@ -376,9 +394,9 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   // back to the global options, so `ls -- --json` would print JSON.
   if (!arguments_after_separator.empty() && command_word) {
     if (!TakesArguments(*app.get_subcommand(*command_word))) {
-      return PrintError(
-          MakeError(ExitCode::kUsage, fmt::format("unexpected '{}'; see gpupin --help",
-                                                  fmt::join(arguments_after_separator, " "))));
+      return PrintError(MakeError(
+          ExitCode::kUsage, fmt::format("unexpected '{}'; see gpupin {} --help",
+                                        fmt::join(arguments_after_separator, " "), *command_word)));
     }
   }
   const std::vector<std::string> typed_args = own_args;
@@ -405,7 +423,7 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     std::vector<CLI::App*> nested = chosen.empty() ? chosen : chosen.front()->get_subcommands({});
     if (nested.empty()) {
       return PrintError(
-          MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+          MakeError(ExitCode::kUsage, fmt::format("{}; {}", e.what(), SeeHelp(app, e.what()))));
     }
     std::vector<std::string> names;
     names.reserve(nested.size());
@@ -453,25 +471,27 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
                                     : "gpupin docker -- run --rm IMAGE CMD")));
     }
     return PrintError(
-        MakeError(ExitCode::kUsage, fmt::format("unexpected {}; see gpupin --help", extras)));
+        MakeError(ExitCode::kUsage, fmt::format("unexpected {}; {}", extras, SeeHelp(app, ""))));
   } catch (const CLI::ArgumentMismatch& e) {
     if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
     // CLI11's "--simulate: 1 required TEXT missing": the value left out.
     const std::string_view what = e.what();
     const std::optional<std::string_view> option = OptionNamedFirst(what);
     if (option && what.ends_with(" missing")) {
-      return PrintError(
-          MakeError(ExitCode::kUsage, fmt::format("{} needs a value; see gpupin --help", *option)));
+      return PrintError(MakeError(
+          ExitCode::kUsage, fmt::format("{} needs a value; {}", *option, SeeHelp(app, what))));
     }
-    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", what)));
+    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; {}", what, SeeHelp(app, what))));
   } catch (const CLI::ValidationError& e) {
     // A value from --config that its option refuses: said at the file's line.
     if (std::optional<Error> at_line =
             ConfigValueRefused(app, e.what(), config_option_read, typed_args))
       return PrintError(*at_line);
-    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+    return PrintError(
+        MakeError(ExitCode::kUsage, fmt::format("{}; {}", e.what(), SeeHelp(app, e.what()))));
   } catch (const CLI::ParseError& e) {
-    return PrintError(MakeError(ExitCode::kUsage, fmt::format("{}; see gpupin --help", e.what())));
+    return PrintError(
+        MakeError(ExitCode::kUsage, fmt::format("{}; {}", e.what(), SeeHelp(app, e.what()))));
   }
   std::vector<CLI::App*> chosen = app.get_subcommands();
   // CLI11 refuses a value given twice (ArgumentMismatch above), not a switch.

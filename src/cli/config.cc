@@ -67,15 +67,22 @@ const ConfigSetting* FileSetting(const std::vector<ConfigSetting>& settings, con
   return nullptr;
 }
 
-// What set a global option that was given, in CLI11's order: the command
-// line, then --config, then the environment, then the files' defaults.
+// The values a file's setting gives its option, as the option's own name
+// reads them: `no-near = true` is near false.
+std::vector<std::string> ValueOfKey(const CLI::Option& option, const ConfigSetting& setting) {
+  const bool negated_name = setting.key != KeyOf(option) && option.check_fname(setting.key);
+  if (!negated_name || setting.inputs.size() != 1) return setting.inputs;
+  return {option.get_flag_value(setting.key, setting.inputs.front())};
+}
+
+// What set a global option that was given, strongest first: the command
+// line, the environment, --config, the files' defaults.
 std::string GivenFrom(const CLI::App& app, const CLI::Option& option,
                       const ConfigSources& sources) {
   if (TypedOnCommandLine(option, sources.command_line)) return "command line";
+  if (SetByEnvironment(option)) return "environment " + VariableOf(option);
   if (const ConfigSetting* read = FileSetting(*sources.config_option, app, option))
     return "--config " + Place(*read);
-  if (!option.get_envname().empty() && std::getenv(option.get_envname().c_str()))
-    return "environment " + option.get_envname();
   for (const auto* settings : {&sources.user_defaults, &sources.admin_defaults}) {
     if (const ConfigSetting* set = FileSetting(*settings, app, option)) return Place(*set);
   }
@@ -112,13 +119,13 @@ std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sourc
     if (!Listed(*option)) continue;
     const std::string key = KeyOf(*option);
     seen.insert(key);
-    // GPUPIN_NVML_LIBRARY is read where the library is opened
-    // (NvmlLibraryCandidates), not by CLI11, which does not count it given.
-    const char* nvml_variable = key == "nvml" ? std::getenv("GPUPIN_NVML_LIBRARY") : nullptr;
     if (option->count() > 0) {
       rows.push_back({key, Joined(key, option->results()), GivenFrom(app, *option, sources)});
-    } else if (nvml_variable && *nvml_variable) {
-      rows.push_back({key, nvml_variable, "environment GPUPIN_NVML_LIBRARY"});
+    } else if (SetByEnvironment(*option)) {
+      // GPUPIN_NVML_LIBRARY is read where the library is opened, not by
+      // CLI11, which does not count it given.
+      rows.push_back(
+          {key, std::getenv(VariableOf(*option).c_str()), "environment " + VariableOf(*option)});
     } else {
       rows.push_back({key, built_in_value(key), "built in"});
     }
@@ -130,7 +137,7 @@ std::vector<SettingRow> Settings(const CLI::App& app, const ConfigSources& sourc
       SettingRow row{key, built_in_value(key), "built in"};
       for (const auto* settings : {&sources.admin_defaults, &sources.user_defaults}) {
         if (const ConfigSetting* set = FileSetting(*settings, *command, *option))
-          row = {key, Joined(key, set->inputs), Place(*set)};
+          row = {key, Joined(key, ValueOfKey(*option, *set)), Place(*set)};
       }
       rows.push_back(std::move(row));
     }

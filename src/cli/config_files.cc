@@ -65,7 +65,7 @@ Status ApplyFileDefaults(CLI::App& app, CLI::App* command, ConfigSources& source
     for (const ConfigSetting& setting : *settings) {
       CLI::Option* option = command ? FindConfigOption(*command, setting.key) : nullptr;
       if (!option) option = FindConfigOption(app, setting.key);
-      if (!option || option->count() > 0) continue;
+      if (!option || option->count() > 0 || SetByEnvironment(*option)) continue;
       try {
         // As CLI11 gives a config file's value to a switch, or to an option
         // whose value may be left out (wait = true).

@@ -90,7 +90,7 @@ Result<int> PrintFlag(World& world, const DockerOptions& options, AcquireRequest
 }
 
 Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) {
-  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  Result<AcquireRequest> request = MakeAcquireRequest(world, options.policy, wait_given);
   if (!request.ok()) return request.error();
   if (options.print) {
     if (!world.command_args().empty()) {

@@ -38,7 +38,7 @@ std::string Quote(const std::string& value, bool fish) {
 }
 
 Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
-  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  Result<AcquireRequest> request = MakeAcquireRequest(world, options.policy, wait_given);
   if (!request.ok()) return request.error();
   if (options.ttl) {
     Result<int64_t> ttl = ParseReservationTtlMs(*options.ttl);

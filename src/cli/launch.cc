@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "cli/config_files.h"
 #include "cli/machine_state.h"
 #include "core/printable.h"
 #include "core/selection_output.h"
@@ -15,11 +16,17 @@
 
 namespace gpupin {
 
-Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_given) {
+Result<AcquireRequest> MakeAcquireRequest(const World& world, const PolicyFlags& flags,
+                                          bool wait_given) {
   Result<Request> request = ToRequest(flags);
   if (!request.ok()) return request.error();
   AcquireRequest acquire;
   acquire.request = std::move(*request);
+  // A default --max-jobs (a file's) is for shared requests; typed without
+  // --mem it is refused as a mistake (core/policy).
+  if (!acquire.request.mem_bytes && flags.max_jobs_option &&
+      !TypedOnCommandLine(*flags.max_jobs_option, world.config().command_line))
+    acquire.request.max_jobs.reset();
   acquire.wait = wait_given;
   if (flags.wait && !flags.wait->empty()) {
     Result<int64_t> wait_ms = ParseDurationMs(*flags.wait);

@@ -14,7 +14,8 @@ namespace gpupin {
 
 // Request, wait and poll settings from the flags; `wait_given` is whether
 // --wait appeared at all (with or without a duration).
-Result<AcquireRequest> MakeAcquireRequest(const PolicyFlags& flags, bool wait_given);
+Result<AcquireRequest> MakeAcquireRequest(const World& world, const PolicyFlags& flags,
+                                          bool wait_given);
 
 // The --ttl of a reservation (pick, env, docker --print). 0 is refused: a
 // reservation of no time holds nothing, and the next pick gets the same card.

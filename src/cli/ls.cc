@@ -210,7 +210,8 @@ CommandSpec LsCommand() {
             auto options = std::make_shared<LsOptions>();
             app.add_option(
                    "--watch", options->watch_seconds,
-                   "refresh every SECONDS (default 2; or a duration: 2s, 500ms) until Ctrl-C")
+                   "refresh every SECONDS, 0.1 to 86400 (default 2; or a duration: 2s, 500ms), "
+                   "until Ctrl-C")
                 ->expected(0, 1)
                 ->default_str("2")
                 ->transform(Seconds(0.1, 86400))

@@ -22,7 +22,7 @@ struct PickOptions {
 };
 
 Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
-  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  Result<AcquireRequest> request = MakeAcquireRequest(world, options.policy, wait_given);
   if (!request.ok()) return request.error();
   Result<int64_t> ttl = ParseReservationTtlMs(options.ttl);
   if (!ttl.ok()) return ttl.error();

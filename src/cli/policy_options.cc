@@ -56,8 +56,10 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_flag("--near,!--no-near", flags.near,
                "for -n>1, prefer cards close in the topology (the default), or not");
   app.add_flag("--mine-free", flags.mine_free, "my own processes do not make a card busy");
-  app.add_option("--max-jobs", flags.max_jobs, "at most N gpupin jobs per card")
-      ->check(WholeNumber(1, 10000));
+  flags.max_jobs_option =
+      app.add_option("--max-jobs", flags.max_jobs,
+                     "at most N gpupin jobs per card, for a shared request (--mem)")
+          ->check(WholeNumber(1, 10000));
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
                  "queue until GPUs are free (optionally at most DURATION, then exit 3); the user "

@@ -24,6 +24,8 @@ struct PolicyFlags {
   bool near = true;
   bool mine_free = false;
   std::optional<int> max_jobs;
+  // Where --max-jobs is, to tell a typed value from a file's default.
+  const CLI::Option* max_jobs_option = nullptr;
   bool uuid = false;
   // --wait[=DURATION]: absent means fail at once; present without a value
   // means wait forever.

@@ -103,7 +103,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     return MakeError(ExitCode::kUsage, "the command is an empty word; is a variable unset?");
   // A mistyped command fails before anything is chosen or waited for.
   if (Status found = FindCommand(command.front()); !found.ok()) return found.error();
-  Result<AcquireRequest> request = MakeAcquireRequest(options.policy, wait_given);
+  Result<AcquireRequest> request = MakeAcquireRequest(world, options.policy, wait_given);
   if (!request.ok()) return request.error();
   int64_t verify_ms = 10'000;
   if (options.verify && !options.verify->empty()) {

@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -468,6 +469,17 @@ void ReadLimits(const Place& place, const toml::table& limits, HouseRules& rules
 
 }  // namespace
 
+std::string VariableOf(const CLI::Option& option) {
+  if (!option.get_envname().empty()) return option.get_envname();
+  return option.check_lname("nvml") ? "GPUPIN_NVML_LIBRARY" : "";
+}
+
+bool SetByEnvironment(const CLI::Option& option) {
+  const std::string variable = VariableOf(option);
+  const char* value = variable.empty() ? nullptr : std::getenv(variable.c_str());
+  return value && *value;
+}
+
 std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const {
   const CLI::Option* config = app_.get_config_ptr();
   Place place(config && !config->results().empty() ? config->results().back() : "--config");
@@ -507,7 +519,9 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                                  option, fmt::join(sections, ", ")));
         }
       }
-      keep(Item(place, app_, {}, option, node), node);
+      // Shown by gpupin config, but left to the variable (CLI11 would read
+      // the file's value first and the variable only for an option unset).
+      keep(Item(place, app_, {}, option, node), node, !own || !SetByEnvironment(*own));
       continue;
     }
     if (name == "limits") {

@@ -28,6 +28,17 @@ struct ConfigSetting {
   int line = 0;
 };
 
+// The variable of the environment that sets a global option, where one
+// does: GPUPIN_STATE_DIR, read by CLI11 as the option's envname, and
+// GPUPIN_NVML_LIBRARY, read where the library is opened (so that it does
+// not replace --simulate's library). Empty for every other option.
+std::string VariableOf(const CLI::Option& option);
+
+// Whether the variable of `option` is set and not empty (an empty one
+// counts as unset): the environment is stronger than every file, --config
+// too, and weaker than the command line (doc/config.md).
+bool SetByEnvironment(const CLI::Option& option);
+
 // The option `name` stands for in a config file, found as CLI11 finds it.
 template <class App>
 auto* FindConfigOption(App& command, const std::string& name) {

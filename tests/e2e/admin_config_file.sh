@@ -112,6 +112,24 @@ run_status "$GPUPIN" --simulate "$scenario" config
 expect_eq "$(awk '$1 == "wait" { $1 = ""; print substr($0, 2) }' <<<"$OUT" | tr -s ' ')" \
   "as --wait alone $user_file:2" "config shows wait = true as the option given alone"
 
+# A default max_jobs is for shared requests: an exclusive one goes on
+# without it, a shared one is held to it, and a typed --max-jobs without
+# --mem is still refused.
+printf '[defaults]\nmax_jobs = 1\n' >"$user_file"
+run_status "$GPUPIN" --simulate "$scenario" pick
+expect_eq "$STATUS:$ERR" "0:" "an exclusive pick with a default max_jobs"
+"$GPUPIN" --simulate "$scenario" release >/dev/null 2>&1
+"$GPUPIN" --simulate "$scenario" run --only 2 --mem 1G -- sleep 30 >/dev/null 2>&1 &
+first_job=$!
+wait_until 20 "the first shared job's lease" files_at_least "$GPUPIN_STATE_DIR/leases" 1
+run_status "$GPUPIN" --simulate "$scenario" run --only 2 --mem 1G -- true
+expect_eq "$STATUS" 3 "a second job on a card held to max_jobs = 1: $ERR"
+expect_contains "$ERR" "--max-jobs 1" "the default max_jobs is applied to a shared request"
+kill "$first_job"
+wait "$first_job" || true
+run_status "$GPUPIN" --simulate "$scenario" pick --max-jobs 2
+expect_eq "$STATUS" 2 "a typed --max-jobs without --mem"
+
 # A reserved id that names no card reserves nothing: pick takes every card
 # without a word, and doctor says why.
 rm -f "$user_file"

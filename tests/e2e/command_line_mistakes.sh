@@ -32,16 +32,24 @@ for words in "ls -- foo bar" "leases -- x" "pick --wait -- 5s" "ls -- --json" "l
   run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
   expect_eq "$STATUS" 2 "gpupin $words"
   expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for gpupin $words"
-  expect_contains "$ERR" "${args[-1]}'; see gpupin --help" "gpupin $words"
+  expect_contains "$ERR" "${args[-1]}'; see gpupin ${args[0]} --help" "gpupin $words"
   expect_eq "$OUT" "" "stdout of gpupin $words"
 done
 run_status "$GPUPIN" "${SIM[@]}" ls -- foo bar
-expect_eq "$ERR" "gpupin: unexpected 'foo bar'; see gpupin --help" "the words in the order typed"
+expect_eq "$ERR" "gpupin: unexpected 'foo bar'; see gpupin ls --help" "the words in the order typed"
 
 # A pid that is not a number gets the same line as any other number.
 run_status "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" env --for abc
 expect_eq "$STATUS" 2 "env --for abc"
-expect_eq "$ERR" "gpupin: --for: 'abc': write a whole number from 1 to 2147483647; see gpupin --help" "env --for abc says what to write"
+expect_eq "$ERR" "gpupin: --for: 'abc': write a whole number from 1 to 2147483647; see gpupin env --help" "env --for abc says what to write"
+# A mistake in a command's own option points at that command's help; one in
+# a global option, at gpupin's.
+run_status "$GPUPIN" "${SIM[@]}" ps --kill
+expect_eq "$STATUS:$ERR" "2:gpupin: --kill requires --leftovers; see gpupin ps --help" "ps --kill"
+run_status "$GPUPIN" "${SIM[@]}" slurm gres extra
+expect_eq "$STATUS:$ERR" "2:gpupin: unexpected 'extra'; see gpupin slurm gres --help" "slurm gres extra"
+run_status "$GPUPIN" "${SIM[@]}" ls --state-dir ""
+expect_eq "$STATUS:$ERR" "2:gpupin: --state-dir: give a directory; see gpupin --help" "ls --state-dir ''"
 
 # The separator forgotten: the command is not run, and the fix is shown.
 run_status "$GPUPIN" "${SIM[@]}" run touch "$TEST_TMP/ran"

@@ -85,6 +85,31 @@ for row in "max-util:10%, shared: none" "near:on" "watch:off; --watch alone: 2" 
   expect_eq "$(setting "$OUT" "${row%%:*}" value)" "${row#*:}" "config's ${row%%:*}"
 done
 expect_eq "$(setting "$OUT" nvml from)" "environment GPUPIN_NVML_LIBRARY" "where nvml comes from"
+
+# The environment is stronger than a --config file, and the command line
+# than both: the state directory and the library the variables name are used.
+mkdir -p "$TEST_TMP/other-state"
+printf 'state-dir = "%s"\nnvml = "/from/file/libnvidia-ml.so.1"\n' "$TEST_TMP/other-state" >"$TEST_TMP/places.toml"
+run_status env GPUPIN_NVML_LIBRARY=/elsewhere/libnvidia-ml.so.1 "$GPUPIN" --config "$TEST_TMP/places.toml" --json config
+expect_eq "$(setting "$OUT" state-dir value) $(setting "$OUT" state-dir)" \
+  "$GPUPIN_STATE_DIR environment GPUPIN_STATE_DIR" "GPUPIN_STATE_DIR over --config's state-dir"
+expect_eq "$(setting "$OUT" nvml value) $(setting "$OUT" nvml)" \
+  "/elsewhere/libnvidia-ml.so.1 environment GPUPIN_NVML_LIBRARY" "GPUPIN_NVML_LIBRARY over --config's nvml"
+run_status env GPUPIN_NVML_LIBRARY=/elsewhere/libnvidia-ml.so.1 "$GPUPIN" --config "$TEST_TMP/places.toml" ls
+expect_eq "$STATUS" 4 "ls without a driver"
+expect_contains "$ERR" "cannot load NVML (/elsewhere/libnvidia-ml.so.1:" "ls loads the variable's library, not the file's"
+env GPUPIN_NVML_LIBRARY="$GPUPIN_BIN_DIR/libgpupin-sim-nvml.so" "$GPUPIN" --config "$TEST_TMP/places.toml" \
+  --simulate "$scenario" pick >/dev/null 2>"$TEST_TMP/pick3.err" || fail "pick with --config: $(cat "$TEST_TMP/pick3.err")"
+expect_eq "$(ls "$TEST_TMP/other-state/leases" 2>/dev/null | wc -l)" 0 "no lease in --config's state directory"
+expect_eq "$("$GPUPIN" --json leases | jq '.leases | length')" 3 "the lease is in GPUPIN_STATE_DIR's"
+run_status "$GPUPIN" --config "$TEST_TMP/places.toml" --nvml /typed/libnvidia-ml.so.1 --json config
+expect_eq "$(setting "$OUT" nvml value) $(setting "$OUT" nvml)" \
+  "/typed/libnvidia-ml.so.1 command line" "a typed --nvml over the variable and the file"
+# A switch given by its negated name shows as the value it gives.
+mkdir -p "$TEST_TMP/xdg-near/gpupin"
+printf '[defaults]\nno_near = true\n' >"$TEST_TMP/xdg-near/gpupin/config.toml"
+run_status env XDG_CONFIG_HOME="$TEST_TMP/xdg-near" "$GPUPIN" --json config
+expect_eq "$(setting "$OUT" near value)" false "no_near = true is near false"
 env -u GPUPIN_STATE_DIR "$GPUPIN" --json config >"$TEST_TMP/bare.json"
 expect_eq "$(setting "$(cat "$TEST_TMP/bare.json")" state-dir value)" "$(
   [[ -d /run/gpupin && -w /run/gpupin ]] && echo /run/gpupin || echo /tmp/gpupin

@@ -69,7 +69,7 @@ expect_eq "$STATUS:$ERR" "0:" "ls with a value only pick refuses"
 run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick -n 1
 expect_eq "$STATUS" 0 "a typed -n wins over the file's refused count: $ERR"
 printf 'state-dir = ""\n' >"$TEST_TMP/bad.toml"
-run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
+run_status env -u GPUPIN_STATE_DIR "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
 expect_eq "$STATUS" 2 "exit status for an empty state-dir in the file"
 expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:1: state-dir: --state-dir: give a directory" \
   "a refused global value names the line"

@@ -27,6 +27,6 @@ expect_contains "$ERR" "did you mean 'ls'" "suggestion"
 # sequence of the input reaches the terminal.
 run_status "$GPUPIN" leases $'x\n\e[2Jy'
 expect_eq "$STATUS" 2 "an unexpected argument"
-expect_eq "$ERR" "gpupin: unexpected 'x??[2Jy'; see gpupin --help" \
+expect_eq "$ERR" "gpupin: unexpected 'x??[2Jy'; see gpupin leases --help" \
   "the error for an argument holding a newline and an escape"
 echo PASS
