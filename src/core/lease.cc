@@ -63,10 +63,22 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
   // A descendant that changed user (sudo) is none of them: it cannot hold
   // this user's lease (the next read would count it dead).
   for (uint32_t pid : ReservationJobs(lease, facts)) {
-    const int job = static_cast<int>(pid);
+    const int on_gpu = static_cast<int>(pid);
+    // The job is the holder's child that the process on the card descends
+    // from: the script, not its first step, whose end would free the card
+    // while the next step runs. Unless that child runs as another user (a
+    // setuid wrapper): then the process on the card, which is the user's.
+    std::optional<int> top = NearestAncestor(on_gpu, facts.parent_of, [&](int p) {
+      return p == holder || facts.parent_of(p) == std::optional<int>(holder);
+    });
+    if (!top) continue;
+    int job = *top;
+    if (facts.process_uid && lease.uid != 0) {
+      std::optional<uint32_t> runs_as = facts.process_uid(job);
+      if (runs_as && *runs_as != lease.uid) job = on_gpu;
+    }
     std::optional<uint64_t> start = facts.process_start_time(job);
     if (!start) continue;
-    if (!NearestAncestor(job, facts.parent_of, [holder](int p) { return p == holder; })) continue;
     Lease handed = lease;
     handed.holder = {job, *start};
     handed.reservation_deadline_unix_ms.reset();

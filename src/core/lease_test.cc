@@ -158,13 +158,40 @@ TEST(EvaluateLease, AReservationIsHandedOnlyToADescendantOfItsHolder) {
         << "uid " << uid << ": the stranger on the card ends nothing";
     facts.gpu_pids["GPU-a"] = {90, 78};
     ASSERT_TRUE(HandedToJob(lease, facts).has_value()) << "uid " << uid << ": a grandchild";
-    EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{78, 9}));
+    EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{20, 6}))
+        << "uid " << uid << ": the shell's child the process descends from (the job's script)";
     LivenessFacts reused = facts;
     reused.process_start_time = [](int pid) -> std::optional<uint64_t> {
       return pid == 10 ? 99u : 9u;  // the shell's pid now names another process
     };
     EXPECT_FALSE(HandedToJob(lease, reused).has_value()) << "uid " << uid << ": holder gone";
   }
+}
+
+TEST(EvaluateLease, AReservationIsHandedToTheScriptNotItsFirstStep) {
+  Lease lease = HeldBy(10, 5);
+  lease.uid = 1000;
+  lease.reservation_deadline_unix_ms = 2000;
+  // The shell 10 runs a script 20, whose step 30 runs a process 40 on the card.
+  LivenessFacts facts = World({{10, 5}, {20, 6}, {30, 7}, {40, 8}});
+  facts.parent_of = [](int pid) -> std::optional<int> {
+    if (pid == 40) return 30;
+    if (pid == 30) return 20;
+    if (pid == 20) return 10;
+    return 1;
+  };
+  facts.process_uid = [](int) -> std::optional<uint32_t> { return 1000u; };
+  facts.gpu_pids["GPU-a"] = {40};
+  ASSERT_TRUE(HandedToJob(lease, facts).has_value());
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{20, 6}));
+  // A script that runs as another user cannot hold the user's lease: the
+  // process on the card does.
+  facts.process_uid = [](int pid) -> std::optional<uint32_t> { return pid == 20 ? 0u : 1000u; };
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{40, 8}));
+  // The holder itself on the card: the lease stays with it.
+  facts.process_uid = [](int) -> std::optional<uint32_t> { return 1000u; };
+  facts.gpu_pids["GPU-a"] = {10};
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{10, 5}));
 }
 
 TEST(EvaluateLease, UnknownProcessListIsNotANewProcess) {
