@@ -262,6 +262,16 @@ Result<int> ShowLeases(World& world, bool all) {
   return 0;
 }
 
+// The processes of the job a live lease of ours holds cards for: its
+// holder, or a reservation's new processes on its cards (a job whose shell
+// was gone before any gpupin saw it could not be handed the reservation).
+// Empty for a reservation still waiting for its job.
+std::vector<uint32_t> RunningJob(const Lease& lease, const LivenessFacts& facts) {
+  if (lease.is_reservation()) return ReservationJobs(lease, facts);
+  if (!RecordProcessAlive(lease.holder, lease.uid, facts)) return {};
+  return {static_cast<uint32_t>(lease.holder.pid)};
+}
+
 Result<int> Release(World& world, const std::vector<std::string>& ids, bool all) {
   // An empty id is a prefix of every id: `gpupin release "$ID"` with ID
   // unset would end a job's lease that nobody named.
@@ -269,6 +279,11 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
     return MakeError(ExitCode::kUsage,
                      "an empty lease id; give an id from gpupin leases (no id at all releases "
                      "your reservations)");
+  }
+  // Which one was meant, every lease or the ones named, cannot be told.
+  if (all && !ids.empty()) {
+    return MakeError(ExitCode::kUsage,
+                     "--all releases every lease of yours: give it alone, or the ids without it");
   }
   if (Status exists = world.RequireExistingStateDir(); !exists.ok()) return exists.error();
   Result<LeaseStore*> store = world.Leases();
@@ -292,8 +307,8 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
     std::vector<Lease> leases = txn.ReadLeases();
     std::vector<const Lease*> chosen;
     for (const Lease& lease : leases) {
-      if (lease.uid != uid || (!ids.empty() && !all)) continue;
-      if (all || lease.is_reservation()) {
+      if (lease.uid != uid || !ids.empty()) continue;
+      if (all || RunningJob(lease, facts).empty()) {
         chosen.push_back(&lease);
       } else {
         kept.push_back(lease);
@@ -356,16 +371,16 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
     for (const Lease& lease : released) out["released"].push_back(lease.id);
     for (const Lease& lease : kept) out["kept"].push_back(lease.id);
     std::printf("%s\n", JsonText(out).c_str());
-    return 0;
+  } else if (released.empty() && kept.empty()) {
+    world.Note("you hold no leases");
   }
-  if (released.empty() && kept.empty()) world.Note("you hold no leases");
   for (const Lease& lease : released) {
-    std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
-    if (!lease.is_reservation() &&
-        LiveProcessStartTime(world.procfs(), lease.holder.pid) == lease.holder.start_time_ticks) {
+    if (!world.options().json)
+      std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
+    if (const std::vector<uint32_t> running = RunningJob(lease, facts); !running.empty()) {
       world.Note(fmt::format(
-          "pid {} still runs, now without a lease: others may be given its GPUs{}",
-          lease.holder.pid,
+          "pid {} still {}, now without a lease: others may be given its GPUs{}",
+          fmt::join(running, ", "), running.size() == 1 ? "runs" : "run",
           lease.command.starts_with(kShellLeaseCommand)
               ? "; in that shell, unset CUDA_VISIBLE_DEVICES GPUPIN_LEASE_ID before starting more"
               : ""));
@@ -399,7 +414,8 @@ CommandSpec ReleaseCommand() {
                    "job has taken over")
                 ->option_text("LEASE-ID ...");
             app.add_flag("--all", *all,
-                         "all of your leases, running jobs' too (they run on without a lease)");
+                         "all of your leases, running jobs' too (they run on without a "
+                         "lease); not with ids");
             return [ids, all](World& world) { return Release(world, *ids, *all); };
           }};
 }

@@ -26,6 +26,16 @@ expect_eq "$(jq -r ".processes[] | select(.pid == $job) | .lease_id" <<<"$OUT")"
 run_status gpupin ps --leftovers --kill --yes
 expect_eq "$STATUS" 0 "ps --leftovers --kill"
 [[ -r /proc/$job/status ]] || fail "ps --leftovers --kill ended the reservation's job: $OUT"
+# Nor does a bare release end it: it is the running job's lease.
+run_status gpupin --json release
+expect_eq "$STATUS:$(jq -c '[.released, .kept]' <<<"$OUT")" "0:[[],[\"$reservation\"]]" "a bare release keeps the job's reservation"
+run_status gpupin release --all "$reservation"
+expect_eq "$STATUS" 2 "release --all with an id"
+expect_eq "$(gpupin --json leases | jq -r '.leases[0].lease_id')" "$reservation" "the lease after release --all ID"
+# --all ends it, and says the job runs on without it, with --json too.
+run_status gpupin --json release --all
+expect_eq "$(jq -c .released <<<"$OUT")" "[\"$reservation\"]" "release --all"
+expect_contains "$ERR" "pid $job still runs, now without a lease" "the warning of release --all --json"
 
 kill "$job"
 wait_until 10 "the job's end" eval '! gpupin --json ls | jq -e ".gpus[1].processes | length > 0" >/dev/null'
