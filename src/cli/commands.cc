@@ -400,9 +400,26 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     }
   }
   const std::vector<std::string> typed_args = own_args;
+  // Help and the version read no config file: a broken one (GPUPIN_CONFIG
+  // exported long ago) must not hide them.
+  const auto options_end = std::find(own_args.begin(), own_args.end(), "--");
+  const bool help_or_version = std::any_of(own_args.begin(), options_end, [](const std::string& a) {
+    return a == "-h" || a == "--help" || a == "--version";
+  });
+  if (help_or_version) {
+    std::vector<std::string> without_config;
+    for (size_t i = 0; i < own_args.size(); ++i) {
+      if (own_args[i] == "--config") {
+        ++i;
+      } else if (!own_args[i].starts_with("--config=")) {
+        without_config.push_back(own_args[i]);
+      }
+    }
+    own_args = std::move(without_config);
+  }
   // CLI11 reads no environment variable for its config option itself.
   const char* env_config = std::getenv("GPUPIN_CONFIG");
-  if (env_config && *env_config &&
+  if (env_config && *env_config && !help_or_version &&
       std::none_of(own_args.begin(), own_args.end(),
                    [](const std::string& a) { return a.starts_with("--config"); })) {
     own_args.insert(own_args.begin(), {"--config", env_config});

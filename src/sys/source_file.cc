@@ -56,7 +56,8 @@ Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_
   };
   UniqueFd fd(OpenToRead(path));
   if (!fd.valid()) {
-    if (errno == ENOENT || (trust == FileTrust::kCallersOwn && errno == EACCES))
+    // ENOTDIR: a part of the path is a file (HOME=/dev/null): no such file.
+    if (errno == ENOENT || errno == ENOTDIR || (trust == FileTrust::kCallersOwn && errno == EACCES))
       return std::optional<std::string>();
     return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
   }

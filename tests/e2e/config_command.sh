@@ -105,6 +105,13 @@ expect_eq "$("$GPUPIN" --json leases | jq '.leases | length')" 3 "the lease is i
 run_status "$GPUPIN" --config "$TEST_TMP/places.toml" --nvml /typed/libnvidia-ml.so.1 --json config
 expect_eq "$(setting "$OUT" nvml value) $(setting "$OUT" nvml)" \
   "/typed/libnvidia-ml.so.1 command line" "a typed --nvml over the variable and the file"
+# A home that is no directory (HOME=/dev/null, as service accounts have)
+# holds no user's file: nothing to read, no error.
+for home in "HOME=/dev/null" "XDG_CONFIG_HOME=/dev/null"; do
+  run_status env -u XDG_CONFIG_HOME "$home" "$GPUPIN" --simulate "$scenario" ls
+  expect_eq "$STATUS:$ERR" "0:" "ls with $home"
+done
+
 # A switch given by its negated name shows as the value it gives.
 mkdir -p "$TEST_TMP/xdg-near/gpupin"
 printf '[defaults]\nno_near = true\n' >"$TEST_TMP/xdg-near/gpupin/config.toml"

@@ -74,6 +74,16 @@ expect_eq "$STATUS" 2 "exit status for an empty state-dir in the file"
 expect_eq "$ERR" "gpupin: $TEST_TMP/bad.toml:1: state-dir: --state-dir: give a directory" \
   "a refused global value names the line"
 
+# Help and the version need no config file: a broken one hides neither.
+printf 'x =\n' >"$TEST_TMP/broken.toml"
+for words in "--version" "pick --help" "--config $TEST_TMP/broken.toml ls -h"; do
+  read -ra args <<<"$words"
+  run_status env GPUPIN_CONFIG="$TEST_TMP/broken.toml" "$GPUPIN" "${args[@]}"
+  expect_eq "$STATUS:$ERR" "0:" "gpupin $words with a broken config file"
+done
+run_status env GPUPIN_CONFIG="$TEST_TMP/broken.toml" "$GPUPIN" --simulate "$EXAMPLES/server-4gpu.json" ls
+expect_eq "$STATUS" 2 "ls with a broken GPUPIN_CONFIG"
+
 # help, version and config are no settings: refused at their line, by any
 # of their names.
 printf 'json = false\nversion = true\n' >"$TEST_TMP/bad.toml"
