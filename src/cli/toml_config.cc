@@ -424,6 +424,14 @@ void ReadLimits(const Place& place, const toml::table& limits, HouseRules& rules
         const std::string name = PutBack(name_node.str());
         const toml::table* caps = entry.as_table();
         if (!caps) {
+          // `max_gpus_per_user = 1` right under [limits.users] is a cap
+          // without the name it applies to, not a user of that name.
+          if (name == "max_gpus_per_user" || name == "max_gpus_per_job") {
+            place.Fail(name_node.source(),
+                       fmt::format("{}.{}: a cap needs the {} it applies to: [limits.{}.NAME] "
+                                   "with {} = …, or {} under [limits] for everyone",
+                                   key, name, key == "users" ? "user" : "group", key, name, name));
+          }
           place.Fail(name_node.source(), fmt::format("{}.{}: write it as a section [limits.{}.{}]",
                                                      key, name, key, name));
         }

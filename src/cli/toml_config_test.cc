@@ -280,6 +280,11 @@ TEST_F(TomlConfigTest, EachMistakeInTheAdminFileIsOneLineNamingIt) {
             file + ":2: users: write a section per user instead, e.g. [limits.users.NAME]");
   EXPECT_EQ(error("[limits.groups]\ninterns = 1\n"),
             file + ":2: groups.interns: write it as a section [limits.groups.interns]");
+  EXPECT_EQ(error("[limits.users]\nmax_gpus_per_user = 1\n"),
+            file +
+                ":2: users.max_gpus_per_user: a cap needs the user it applies to: "
+                "[limits.users.NAME] with max_gpus_per_user = …, or max_gpus_per_user under "
+                "[limits] for everyone");
   EXPECT_EQ(error("[defaults.pick]\norder = \"1\"\n"),
             file +
                 ":1: [defaults.pick]: sections do not nest; [defaults] gives each option for "

@@ -310,12 +310,14 @@ Status CheckCountIsPossible(const std::vector<Excluded>& exclusions, const Limit
     } else if (narrowed) {
       among = fmt::format(" among the {} that --only/--exclude leave", left);
     }
-    return MakeError(
-        ExitCode::kNoGpu,
-        fmt::format("{} but {} not reserved for interactive work{} ({}); name "
-                    "reserved cards with --only",
-                    asked, OnlyCount(remaining_after(Excluded::kReserved), "is", "are"), among,
-                    input.reserved_by));
+    const long unreserved = remaining_after(Excluded::kReserved);
+    const std::string reserved =
+        unreserved == 0 ? fmt::format("every GPU{} is reserved for interactive work", among)
+                        : fmt::format("{} not reserved for interactive work{}",
+                                      OnlyCount(unreserved, "is", "are"), among);
+    return MakeError(ExitCode::kNoGpu,
+                     fmt::format("{} but {} ({}); name reserved cards with --only", asked, reserved,
+                                 input.reserved_by));
   }
   if (static_cast<size_t>(remaining_after(Excluded::kTooSmall)) < wanted) {
     return MakeError(ExitCode::kNoGpu,

@@ -730,6 +730,11 @@ TEST(Decide, MoreCardsThanTheUnreservedOnesCanNeverBeServed) {
   EXPECT_EQ(decision.refusal->message,
             "asked for 2 GPUs but only 1 is not reserved for interactive work (reserved = "
             "[\"1\"] in /etc/gpupin/config.toml); name reserved cards with --only");
+  f.input.policy->reserved = {"0", "1"};
+  f.Ask(1);
+  EXPECT_EQ(Decide(f.input).refusal->message,
+            "asked for 1 GPU but every GPU is reserved for interactive work (reserved = "
+            "[\"1\"] in /etc/gpupin/config.toml); name reserved cards with --only");
 }
 
 TEST(Decide, UnreservedCountNamesWhatElseNarrowedTheCards) {
