@@ -23,6 +23,11 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   facts.process_start_time = [stats](int pid) { return LiveProcessStartTime(*stats, pid); };
   facts.process_uid = [&procfs](int pid) { return procfs.Uid(pid); };
   facts.parent_of = [stats](int pid) { return stats->ParentOf(pid); };
+  facts.session_of = [stats](int pid) -> std::optional<int> {
+    std::optional<ProcessStat> stat = stats->Stat(pid);
+    if (!stat) return std::nullopt;
+    return stat->session;
+  };
   facts.runs_gpupin = [stats](int pid) {
     // Our own name, as the kernel keeps it: every user runs the same binary.
     static const std::optional<ProcessStat> self = stats->Stat(getpid());

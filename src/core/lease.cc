@@ -55,22 +55,54 @@ std::string LeaseCommand(const std::vector<std::string>& argv) {
   return text.size() > 200 ? text.substr(0, 197) + "..." : text;
 }
 
+namespace {
+
+// What a living holder started that `on_gpu` descends from: the holder's
+// child on the way up (the script, not one of its steps), or the holder
+// itself after an `exec`.
+std::optional<int> JobUnderHolder(int on_gpu, int holder, const LivenessFacts& facts) {
+  return NearestAncestor(on_gpu, facts.parent_of, [&](int p) {
+    return p == holder || facts.parent_of(p) == std::optional<int>(holder);
+  });
+}
+
+// The same once the holder is gone, when its children are init's (or a
+// subreaper's): the highest ancestor of `on_gpu` still in the holder's
+// session, below the session's leader (the terminal's shell, whose life is
+// not the job's). Nothing when `on_gpu` is of another session.
+std::optional<int> JobInSession(int on_gpu, int session, const LivenessFacts& facts) {
+  if (facts.session_of(on_gpu) != std::optional<int>(session) || on_gpu == session)
+    return std::nullopt;
+  int at = on_gpu;
+  for (int steps = 0; steps < 4096; ++steps) {
+    std::optional<int> parent = facts.parent_of(at);
+    if (!parent || *parent <= 1 || *parent == session || *parent == at ||
+        facts.session_of(*parent) != std::optional<int>(session))
+      return at;
+    at = *parent;
+  }
+  return at;
+}
+
+}  // namespace
+
 std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts) {
   if (!lease.is_reservation() || !facts.process_start_time || !facts.parent_of) return std::nullopt;
   const int holder = lease.holder.pid;
-  // A holder that is gone (or a reused pid) has no descendants of its own.
-  if (facts.process_start_time(holder) != lease.holder.start_time_ticks) return std::nullopt;
+  // A holder that is gone (or a reused pid) has no descendants of its own:
+  // what it started is then found by its session, where the record keeps it.
+  const bool holder_lives = facts.process_start_time(holder) == lease.holder.start_time_ticks;
+  if (!holder_lives && (!lease.holder_session || !facts.session_of)) return std::nullopt;
   // A descendant that changed user (sudo) is none of them: it cannot hold
   // this user's lease (the next read would count it dead).
   for (uint32_t pid : ReservationJobs(lease, facts)) {
     const int on_gpu = static_cast<int>(pid);
-    // The job is the holder's child that the process on the card descends
-    // from: the script, not its first step, whose end would free the card
-    // while the next step runs. Unless that child runs as another user (a
-    // setuid wrapper): then the process on the card, which is the user's.
-    std::optional<int> top = NearestAncestor(on_gpu, facts.parent_of, [&](int p) {
-      return p == holder || facts.parent_of(p) == std::optional<int>(holder);
-    });
+    // The job is what the holder started and the process on the card
+    // descends from: the script, not its first step, whose end would free
+    // the card while the next step runs. Unless that runs as another user
+    // (a setuid wrapper): then the process on the card, which is the user's.
+    std::optional<int> top = holder_lives ? JobUnderHolder(on_gpu, holder, facts)
+                                          : JobInSession(on_gpu, *lease.holder_session, facts);
     if (!top) continue;
     int job = *top;
     if (facts.process_uid && lease.uid != 0) {
@@ -83,6 +115,7 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
     handed.holder = {job, *start};
     handed.reservation_deadline_unix_ms.reset();
     handed.reservation_baseline_pids.clear();
+    handed.holder_session.reset();
     if (facts.process_command) handed.command = facts.process_command(job).value_or(lease.command);
     return handed;
   }

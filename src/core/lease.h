@@ -42,6 +42,10 @@ struct Lease {
   // them at reservation time (the job) runs on them.
   std::optional<int64_t> reservation_deadline_unix_ms;
   std::vector<uint32_t> reservation_baseline_pids;
+  // The session of a reservation's holder (field 6 of its stat) when it was
+  // made: a job whose shell is gone by the time a gpupin first sees it is
+  // found by it (HandedToJob). Absent in records of older gpupins.
+  std::optional<int> holder_session;
   // docker run -d: the lease lives as long as this container.
   std::optional<std::string> container_id;
 
@@ -63,6 +67,9 @@ struct LivenessFacts {
   // The parent pid of a live process; nullopt when gone or unreadable.
   // Unset: no process counts as any other's descendant.
   std::function<std::optional<int>(int pid)> parent_of;
+  // The session id of a live process; nullopt when gone or unreadable.
+  // Unset: no job is found by its session.
+  std::function<std::optional<int>(int pid)> session_of;
   // Whether a live process runs gpupin (its executable's name is ours), for
   // queue tickets: only a waiting gpupin holds a place. Unset: any does.
   std::function<bool(int pid)> runs_gpupin;

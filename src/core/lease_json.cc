@@ -36,6 +36,7 @@ std::string LeaseToJson(const Lease& lease) {
       {"reservation_baseline_pids", lease.reservation_baseline_pids},
       {"container_id", nullptr},
   };
+  if (lease.holder_session) json["holder_session"] = *lease.holder_session;
   if (lease.shared_bytes) json["shared_bytes"] = *lease.shared_bytes;
   if (lease.reservation_deadline_unix_ms) {
     json["reservation_deadline_unix_ms"] = *lease.reservation_deadline_unix_ms;
@@ -63,6 +64,8 @@ Result<Lease> LeaseFromJson(std::string_view text) {
     lease.reservation_baseline_pids.push_back(static_cast<uint32_t>(pid));
   }
   lease.container_id = fields.OptionalString("container_id");
+  if (std::optional<uint64_t> session = fields.OptionalUnsigned("holder_session", INT32_MAX))
+    lease.holder_session = static_cast<int>(*session);
   if (!fields.error() && !IsValidRecordId(lease.id)) {
     fields.Fail("id", "must be 1 to 128 letters, digits, '-' or '_'");
   }

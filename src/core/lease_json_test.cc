@@ -20,6 +20,7 @@ Lease FullLease() {
   lease.reservation_deadline_unix_ms = 1700000060123;
   lease.reservation_baseline_pids = {1, 4294967295u};
   lease.container_id = std::string(64, 'f');
+  lease.holder_session = 4100;
   return lease;
 }
 
@@ -35,6 +36,7 @@ void ExpectSame(const Lease& a, const Lease& b) {
   EXPECT_EQ(a.reservation_deadline_unix_ms, b.reservation_deadline_unix_ms);
   EXPECT_EQ(a.reservation_baseline_pids, b.reservation_baseline_pids);
   EXPECT_EQ(a.container_id, b.container_id);
+  EXPECT_EQ(a.holder_session, b.holder_session);
 }
 
 TEST(LeaseJson, RoundTripsEveryField) {
@@ -49,6 +51,7 @@ TEST(LeaseJson, RoundTripsAnExclusiveLeaseWithoutOptionals) {
   lease.reservation_deadline_unix_ms.reset();
   lease.reservation_baseline_pids.clear();
   lease.container_id.reset();
+  lease.holder_session.reset();
   Result<Lease> back = LeaseFromJson(LeaseToJson(lease));
   ASSERT_TRUE(back.ok()) << back.error().message;
   ExpectSame(*back, lease);
@@ -60,10 +63,12 @@ TEST(LeaseJson, OptionalFieldsMayBeAbsent) {
   nlohmann::json json = nlohmann::json::parse(LeaseToJson(FullLease()));
   json.erase("shared_bytes");
   json.erase("container_id");
+  json.erase("holder_session");  // as older gpupins wrote reservations
   Result<Lease> back = LeaseFromJson(json.dump());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_FALSE(back->shared_bytes.has_value());
   EXPECT_FALSE(back->container_id.has_value());
+  EXPECT_FALSE(back->holder_session.has_value());
 }
 
 // Each mutation of a valid lease file and a piece of the message it must give.
@@ -121,6 +126,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "'reservation_baseline_pids'"},
         Rejection{"BaselineMissing", [](auto& j) { j.erase("reservation_baseline_pids"); },
                   "'reservation_baseline_pids' is missing"},
+        Rejection{"SessionNegative", [](auto& j) { j["holder_session"] = -1; }, "'holder_session'"},
+        Rejection{"SessionHuge", [](auto& j) { j["holder_session"] = 1ll << 31; },
+                  "'holder_session'"},
         Rejection{"ContainerNumber", [](auto& j) { j["container_id"] = 7; }, "'container_id'"},
         Rejection{"ContainerOption", [](auto& j) { j["container_id"] = "-f"; },
                   "'container_id' is not a docker container id"},

@@ -194,6 +194,42 @@ TEST(EvaluateLease, AReservationIsHandedToTheScriptNotItsFirstStep) {
   EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{10, 5}));
 }
 
+TEST(EvaluateLease, AReservationWhoseShellIsGoneIsHandedToTheScriptOfItsSession) {
+  Lease lease = HeldBy(10, 5);  // the shell 10 has exited
+  lease.uid = 1000;
+  lease.reservation_deadline_unix_ms = 2000;
+  // Its script 20, now init's child, runs step 30, whose process 40 is on
+  // the card; all in the session 7 of the terminal's shell 7.
+  LivenessFacts facts = World({{7, 1}, {20, 6}, {30, 7}, {40, 8}, {90, 9}});
+  facts.parent_of = [](int pid) -> std::optional<int> {
+    if (pid == 40) return 30;
+    if (pid == 30) return 20;
+    return 1;
+  };
+  facts.session_of = [](int pid) -> std::optional<int> { return pid == 90 ? 88 : 7; };
+  facts.process_uid = [](int) -> std::optional<uint32_t> { return 1000u; };
+  facts.gpu_pids["GPU-a"] = {40};
+  EXPECT_FALSE(HandedToJob(lease, facts).has_value()) << "a record without the session";
+  lease.holder_session = 7;
+  ASSERT_TRUE(HandedToJob(lease, facts).has_value());
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{20, 6}));
+  EXPECT_FALSE(HandedToJob(lease, facts)->holder_session.has_value());
+  // Under the session's leader (still there: the terminal), the job is the
+  // leader's child, not the leader.
+  facts.parent_of = [](int pid) -> std::optional<int> {
+    if (pid == 40) return 30;
+    if (pid == 30) return 20;
+    if (pid == 20) return 7;
+    return 1;
+  };
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{20, 6}));
+  // A process of another session is not the job: the reservation only
+  // stays live while it runs.
+  facts.gpu_pids["GPU-a"] = {90};
+  EXPECT_FALSE(HandedToJob(lease, facts).has_value());
+  EXPECT_EQ(EvaluateLease(lease, facts), LeaseState::kLive);
+}
+
 TEST(EvaluateLease, UnknownProcessListIsNotANewProcess) {
   Lease lease = HeldBy(10, 5);
   lease.reservation_deadline_unix_ms = 2000;

@@ -101,8 +101,10 @@ Lease LeaseFor(const QueueRequest& request, const PolicyInput& policy, const Sel
   lease.command = request.command;
   lease.created_unix_ms = policy.now_unix_ms;
   lease.shared_bytes = request.request.mem_bytes;
-  if (request.reservation_ttl_ms)
+  if (request.reservation_ttl_ms) {
     lease.reservation_deadline_unix_ms = policy.now_unix_ms + *request.reservation_ttl_ms;
+    lease.holder_session = request.holder_session;
+  }
   return lease;
 }
 

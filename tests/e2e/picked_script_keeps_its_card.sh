@@ -2,7 +2,8 @@
 # A picked card's job is the script the shell started, not the script's
 # first step: a gpupin that looks while the first step runs hands the
 # reservation to the script, so the lease holds through the next step, and
-# no other job is put on the card between or during the steps.
+# no other job is put on the card between or during the steps; also when
+# the shell that picked is gone by then.
 source "$(dirname "$0")/lib.sh"
 
 export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
@@ -39,4 +40,22 @@ expect_eq "$(jq -r '.processes[] | select(.gpu_index == 2) | .lease_id' <<<"$OUT
 kill "${ALSO_KILL[@]}"
 wait "$shell" || true
 wait_until 10 "the lease's end with the script" eval '[[ $(gpupin --json leases | jq ".leases | length") == 0 ]]'
+
+# The shell that picks may be gone before any gpupin sees the job (nohup
+# ./train.sh &, then exit): the job is then found by the shell's session.
+: >"$log"
+bash -c 'ids=$("$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" pick --only 1 --ttl 600s)
+  CUDA_VISIBLE_DEVICES=$ids nohup sh -c "\"$WORKLOAD\" --seconds 1 --name first --log \"$log\"
+    \"$WORKLOAD\" --seconds 60 --name second --log \"$log\"" </dev/null >/dev/null 2>&1 &
+  echo $! >"$TEST_TMP/script.pid"'
+script=$(cat "$TEST_TMP/script.pid")
+ALSO_KILL=("$script")
+wait_for_line "$log" '"name":"first"'
+run_status gpupin --json leases
+expect_eq "$(jq -r '.leases[0].holder_pid' <<<"$OUT")" "$script" "the gone shell's reservation is its script's"
+wait_for_line "$log" '"name":"second"'
+ALSO_KILL+=("$(event_field "$log" start second pid)")
+run_status gpupin run --only 1 --mem 1G -- true
+expect_eq "$STATUS" 3 "another job on the card of a gone shell's script, in its second step"
+kill "${ALSO_KILL[@]}"
 echo PASS
