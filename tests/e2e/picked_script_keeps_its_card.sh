@@ -58,4 +58,28 @@ ALSO_KILL+=("$(event_field "$log" start second pid)")
 run_status gpupin run --only 1 --mem 1G -- true
 expect_eq "$STATUS" 3 "another job on the card of a gone shell's script, in its second step"
 kill "${ALSO_KILL[@]}"
+
+# A script that takes cards for all of its steps uses env (as pick's help
+# says): the lease is the script's, through a pause and its second step.
+: >"$log"
+cat >"$TEST_TMP/job.sh" <<EOS
+#!/bin/bash
+eval "\$("$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" env --only 3)"
+"$WORKLOAD" --seconds 1 --name prep --log "$log"
+sleep 2
+"$WORKLOAD" --seconds 60 --name train --log "$log"
+EOS
+chmod +x "$TEST_TMP/job.sh"
+"$TEST_TMP/job.sh" &
+job_script=$!
+ALSO_KILL=("$job_script")
+wait_for_line "$log" '"name":"prep"'
+run_status gpupin --json leases
+expect_eq "$(jq -r '.leases[0].holder_pid' <<<"$OUT")" "$job_script" "env's lease is the script's"
+wait_until 10 "the end of the first step" lines_at_least "$log" '"event":"end"' 1
+run_status gpupin run --only 3 --mem 1G -- true
+expect_eq "$STATUS" 3 "another job on the card between the script's steps"
+wait_for_line "$log" '"name":"train"'
+ALSO_KILL+=("$(event_field "$log" start train pid)")
+kill "${ALSO_KILL[@]}"
 echo PASS
