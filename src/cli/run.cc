@@ -1,10 +1,13 @@
 #include "cli/run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -59,38 +62,62 @@ Verdict Verify(World& world, const Acquired& acquired, const PendingChild& child
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::set<uint32_t> chosen(acquired.selection.chosen_gpu_indices.begin(),
                             acquired.selection.chosen_gpu_indices.end());
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (child.Ended())
-      return {kNotVerified, "not verified: the command ended before it used a GPU", {}};
+  // Everything seen in the whole window, not the first look with a process:
+  // a job may start on its card and put a process on another a moment later.
+  std::map<uint32_t, uint32_t> seen;  // card index: one pid of the job there
+  std::set<uint32_t> gpu_pids;
+  auto where = [&] {
+    std::string text;
+    for (const auto& [index, pid] : seen)
+      text += fmt::format("{}GPU {} (pid {})", text.empty() ? "" : ", ", index, pid);
+    return text;
+  };
+  bool ended = false;
+  while (!ended && std::chrono::steady_clock::now() < deadline) {
+    ended = child.Ended();  // before the look, so that the look sees its last state
     Result<GpuSource*> gpus = world.Gpus();
     if (!gpus.ok()) return {kNotVerified, "not verified: " + gpus.error().message, {}};
     Result<Inventory> inventory = (*gpus)->Snapshot(gpu_facts::kProcesses);
     if (!inventory.ok()) return {kNotVerified, "not verified: " + inventory.error().message, {}};
-    auto use = JobGpuUse(*inventory, world.procfs(), child.pid());
-    if (!use.empty()) {
-      std::string where;
-      std::vector<uint32_t> strays;
-      for (const auto& [index, pids] : use) {
-        where += fmt::format("{}GPU {} (pid {})", where.empty() ? "" : ", ", index, *pids.begin());
-        if (!chosen.contains(index)) strays.push_back(index);
-      }
-      std::set<uint32_t> gpu_pids;
-      for (const auto& [index, pids] : use) gpu_pids.insert(pids.begin(), pids.end());
-      if (strays.empty())
-        return {"verified",
-                "verified: the job runs on " + where + ", as chosen, and on no other GPU",
-                {}};
+    for (const auto& [index, pids] : JobGpuUse(*inventory, world.procfs(), child.pid())) {
+      seen.try_emplace(index, *pids.begin());
+      gpu_pids.insert(pids.begin(), pids.end());
+    }
+    if (std::any_of(seen.begin(), seen.end(),
+                    [&](const auto& card) { return !chosen.contains(card.first); })) {
       return {"mismatch",
-              fmt::format("MISMATCH: the job runs on {}; it was given {}", where,
+              fmt::format("MISMATCH: the job runs on {}; it was given {}", where(),
                           DescribeChosen(acquired)),
               gpu_pids};
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return {kNotVerified,
-          fmt::format("not verified: no process of the job appeared on any GPU within {}ms",
-                      timeout_ms),
-          {}};
+  if (seen.empty() && ended)
+    return {kNotVerified, "not verified: the command ended before it used a GPU", {}};
+  if (seen.empty()) {
+    return {kNotVerified,
+            fmt::format("not verified: no process of the job appeared on any GPU within {}ms",
+                        timeout_ms),
+            {}};
+  }
+  std::vector<std::string> unused;
+  for (uint32_t index : chosen) {
+    if (!seen.contains(index)) unused.push_back(fmt::format("GPU {}", index));
+  }
+  const std::string watched =
+      ended ? "watched until it ended" : fmt::format("watched {}ms", timeout_ms);
+  if (unused.empty()) {
+    return {"verified",
+            fmt::format("verified: the job runs on {}, as chosen, and on no other GPU ({})",
+                        where(), watched),
+            {}};
+  }
+  return {
+      "verified",
+      fmt::format("verified: the job runs on {} and on no GPU it was not given ({}); {}, "
+                  "given to it, {} not used",
+                  where(), watched, fmt::join(unused, ", "), unused.size() == 1 ? "was" : "were"),
+      {}};
 }
 
 Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool verify_given) {
@@ -222,8 +249,8 @@ CommandSpec RunCommand() {
             auto options = std::make_shared<RunOptions>();
             AddPolicyOptions(app, options->policy);
             app.add_option("--verify", options->verify,
-                           "check that the command's processes appear on the chosen GPUs only "
-                           "(within TIMEOUT, more than 0; default 10s)")
+                           "check that the command's processes appear on the chosen GPUs only, "
+                           "watching for TIMEOUT (more than 0; default 10s) or until it ends")
                 ->expected(0, 1)
                 ->option_text("[=TIMEOUT]");
             app.add_flag("--stop-on-mismatch", options->stop_on_mismatch,

@@ -12,6 +12,19 @@ expect_contains "$ERR" "not verified: the command ended before it used a GPU" "a
 run_status "$GPUPIN" "${SIM[@]}" --json run --verify --only 1 -- "$WORKLOAD" --seconds 0.5
 expect_eq "$(grep '"event":"verify"' <<<"$ERR" | jq -r .outcome)" verified "a job on its card, in JSON"
 
+# A process on another card a moment after the first on its own is found:
+# the verdict rests on the whole time watched. A card given and left unused
+# is named.
+run_status "$GPUPIN" "${SIM[@]}" --json run --only 0 --verify=5s --stop-on-mismatch -- \
+  bash -c "\"$WORKLOAD\" --seconds 3 & sleep 0.5; \"$WORKLOAD\" --seconds 3 --gpus 3 & wait"
+expect_eq "$STATUS" 1 "--stop-on-mismatch when a stray process comes second"
+expect_eq "$(grep '"event":"verify"' <<<"$ERR" | jq -r .outcome)" mismatch "the stray process's verdict"
+run_status "$GPUPIN" "${SIM[@]}" run -n 2 --verify=3s -- \
+  bash -c "CUDA_VISIBLE_DEVICES=\${CUDA_VISIBLE_DEVICES%%,*} \"$WORKLOAD\" --seconds 0.5"
+expect_eq "$STATUS" 0 "a job that uses one of its two cards"
+expect_contains "$ERR" "verified: the job runs on GPU 0 (pid" "the card it used"
+expect_contains "$ERR" "GPU 1, given to it, was not used" "the card it left unused"
+
 # A job on card 0 whatever it was given (CUDA_VISIBLE_DEVICES set after CUDA
 # started, as the workload's --gpus simulates): --verify says so and lets it
 # run on; --stop-on-mismatch ends it and fails.
