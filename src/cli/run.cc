@@ -17,6 +17,7 @@
 #include "core/printable.h"
 #include "core/units.h"
 #include "out/json_value.h"
+#include "sys/interrupt.h"
 #include "sys/process_ender.h"
 #include "sys/spawn.h"
 
@@ -236,6 +237,11 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   const int status = child->Wait();
   end_lease();
   report_end(status);
+  // A command killed by a signal: gpupin dies by it too, as if it were the
+  // command, so that a shell loop around it stops at Ctrl-C (bash goes on
+  // after a child that merely exited 130). Not by one that dumps core.
+  if (const int signal = child->KilledBy(); signal && EndsWithoutCore(signal))
+    return DieBySignal(signal);
   return status;
 }
 

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -70,6 +72,14 @@ bool InterruptGuard::Sleep(int milliseconds) const {
     poll(&wake, 1, static_cast<int>(left.count()));
   }
   return false;
+}
+
+bool EndsWithoutCore(int signal) {
+  constexpr std::array kSignals = {SIGHUP,    SIGINT,    SIGKILL, SIGPIPE, SIGALRM,
+                                   SIGTERM,   SIGUSR1,   SIGUSR2, SIGPOLL, SIGPROF,
+                                   SIGVTALRM, SIGSTKFLT, SIGPWR};
+  return std::find(kSignals.begin(), kSignals.end(), signal) != kSignals.end() ||
+         (signal >= SIGRTMIN && signal <= SIGRTMAX);
 }
 
 int DieBySignal(int signal) {

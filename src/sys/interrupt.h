@@ -33,4 +33,9 @@ class InterruptGuard {
 // 128 + signal only if the signal could not end the process.
 int DieBySignal(int signal);
 
+// Whether `signal`, left to its default action, ends a process without a
+// core dump (SIGINT, SIGTERM, SIGKILL …): one a wrapper may die by in turn
+// without leaving a core of its own.
+bool EndsWithoutCore(int signal);
+
 }  // namespace gpupin

@@ -80,5 +80,12 @@ TEST(DieBySignal, TheParentSeesTheProcessKilledByThatSignal) {
   EXPECT_EQ(WTERMSIG(status), SIGINT);
 }
 
+TEST(EndsWithoutCore, TerminatingSignalsButNotCoreDumpingOnes) {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGKILL, SIGPIPE, SIGUSR1, SIGRTMIN})
+    EXPECT_TRUE(EndsWithoutCore(signal)) << signal;
+  for (int signal : {SIGSEGV, SIGABRT, SIGQUIT, SIGBUS, SIGFPE, SIGILL, SIGSTOP, SIGCHLD, 0})
+    EXPECT_FALSE(EndsWithoutCore(signal)) << signal;
+}
+
 }  // namespace
 }  // namespace gpupin

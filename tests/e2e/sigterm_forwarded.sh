@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGTERM to `gpupin run` reaches its command; gpupin exits 143 like it.
+# SIGTERM to `gpupin run` reaches its command; gpupin ends like it.
 source "$(dirname "$0")/lib.sh"
 
 log="$TEST_TMP/workload.log"
@@ -11,6 +11,17 @@ status=0
 wait "$gpupin" || status=$?
 expect_eq "$status" 143 "gpupin run's exit status after SIGTERM"
 expect_eq "$(event_field "$log" end job signal)" 15 "signal the command saw"
+
+# A command killed by a signal: gpupin dies by the same one, as the command
+# did (a shell loop around it stops at Ctrl-C), but not by one that dumps
+# core. Told apart from an exit with 128+N by the parent's wait status.
+died_by() {
+  python3 -c 'import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)' \
+    "$GPUPIN" -q --simulate "$EXAMPLES/server-4gpu.json" run -- sh -c "kill -$1 \$\$"
+}
+expect_eq "$(died_by INT)" -2 "gpupin's end when its command dies by SIGINT"
+expect_eq "$(died_by TERM)" -15 "gpupin's end when its command dies by SIGTERM"
+expect_eq "$(died_by SEGV 2>/dev/null)" 139 "gpupin's exit when its command dies by SIGSEGV"
 
 # SIGUSR1 (Slurm's --signal=USR1, checkpoint-and-requeue) reaches the
 # command too, rather than killing gpupin and leaving the command unwarned.
