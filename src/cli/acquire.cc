@@ -283,8 +283,10 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   queue_request.command = request.command;
   queue_request.reservation_ttl_ms = request.reservation_ttl_ms;
   if (request.reservation_ttl_ms) {
-    if (std::optional<ProcessStat> holder = procfs.Stat(request.holder.pid))
+    if (std::optional<ProcessStat> holder = procfs.Stat(request.holder.pid)) {
       queue_request.holder_session = holder->session;
+      if (holder->start_stack != 0) queue_request.holder_start_stack = holder->start_stack;
+    }
   }
   // What the policy sees of one look at the cards.
   auto make_policy_input = [&](const Inventory& inventory, const std::vector<Lease>& live,

@@ -28,6 +28,11 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
     if (!stat) return std::nullopt;
     return stat->session;
   };
+  facts.start_stack_of = [stats](int pid) -> std::optional<uint64_t> {
+    std::optional<ProcessStat> stat = stats->Stat(pid);
+    if (!stat || stat->start_stack == 0) return std::nullopt;
+    return stat->start_stack;
+  };
   facts.runs_gpupin = [stats](int pid) {
     // Our own name, as the kernel keeps it: every user runs the same binary.
     static const std::optional<ProcessStat> self = stats->Stat(getpid());

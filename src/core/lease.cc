@@ -59,10 +59,15 @@ namespace {
 
 // What a living holder started that `on_gpu` descends from: the holder's
 // child on the way up (the script, not one of its steps), or the holder
-// itself after an `exec`.
-std::optional<int> JobUnderHolder(int on_gpu, int holder, const LivenessFacts& facts) {
+// itself once it has exec'd (`bash -c '…; ./train.sh'` runs the script in
+// its own process), or is on the card itself.
+std::optional<int> JobUnderHolder(int on_gpu, const Lease& lease, const LivenessFacts& facts) {
+  const int holder = lease.holder.pid;
+  std::optional<uint64_t> stack =
+      facts.start_stack_of ? facts.start_stack_of(holder) : std::nullopt;
+  const bool execd = lease.holder_start_stack && stack && *stack != *lease.holder_start_stack;
   return NearestAncestor(on_gpu, facts.parent_of, [&](int p) {
-    return p == holder || facts.parent_of(p) == std::optional<int>(holder);
+    return p == holder || (!execd && facts.parent_of(p) == std::optional<int>(holder));
   });
 }
 
@@ -101,7 +106,7 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
     // descends from: the script, not its first step, whose end would free
     // the card while the next step runs. Unless that runs as another user
     // (a setuid wrapper): then the process on the card, which is the user's.
-    std::optional<int> top = holder_lives ? JobUnderHolder(on_gpu, holder, facts)
+    std::optional<int> top = holder_lives ? JobUnderHolder(on_gpu, lease, facts)
                                           : JobInSession(on_gpu, *lease.holder_session, facts);
     if (!top) continue;
     int job = *top;
@@ -116,6 +121,7 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
     handed.reservation_deadline_unix_ms.reset();
     handed.reservation_baseline_pids.clear();
     handed.holder_session.reset();
+    handed.holder_start_stack.reset();
     if (facts.process_command) handed.command = facts.process_command(job).value_or(lease.command);
     return handed;
   }

@@ -46,6 +46,9 @@ struct Lease {
   // made: a job whose shell is gone by the time a gpupin first sees it is
   // found by it (HandedToJob). Absent in records of older gpupins.
   std::optional<int> holder_session;
+  // And its start_stack (field 28), which changes when it execs: a holder
+  // that has since exec'd (`bash -c '…; ./train.sh'`) has become the job.
+  std::optional<uint64_t> holder_start_stack;
   // docker run -d: the lease lives as long as this container.
   std::optional<std::string> container_id;
 
@@ -70,6 +73,9 @@ struct LivenessFacts {
   // The session id of a live process; nullopt when gone or unreadable.
   // Unset: no job is found by its session.
   std::function<std::optional<int>(int pid)> session_of;
+  // The start_stack of a live process (changed by each exec); nullopt when
+  // gone, unreadable or hidden (0). Unset: no exec is seen.
+  std::function<std::optional<uint64_t>(int pid)> start_stack_of;
   // Whether a live process runs gpupin (its executable's name is ours), for
   // queue tickets: only a waiting gpupin holds a place. Unset: any does.
   std::function<bool(int pid)> runs_gpupin;

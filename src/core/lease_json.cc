@@ -37,6 +37,7 @@ std::string LeaseToJson(const Lease& lease) {
       {"container_id", nullptr},
   };
   if (lease.holder_session) json["holder_session"] = *lease.holder_session;
+  if (lease.holder_start_stack) json["holder_start_stack"] = *lease.holder_start_stack;
   if (lease.shared_bytes) json["shared_bytes"] = *lease.shared_bytes;
   if (lease.reservation_deadline_unix_ms) {
     json["reservation_deadline_unix_ms"] = *lease.reservation_deadline_unix_ms;
@@ -66,6 +67,7 @@ Result<Lease> LeaseFromJson(std::string_view text) {
   lease.container_id = fields.OptionalString("container_id");
   if (std::optional<uint64_t> session = fields.OptionalUnsigned("holder_session", INT32_MAX))
     lease.holder_session = static_cast<int>(*session);
+  lease.holder_start_stack = fields.OptionalUnsigned("holder_start_stack");
   if (!fields.error() && !IsValidRecordId(lease.id)) {
     fields.Fail("id", "must be 1 to 128 letters, digits, '-' or '_'");
   }

@@ -21,6 +21,7 @@ Lease FullLease() {
   lease.reservation_baseline_pids = {1, 4294967295u};
   lease.container_id = std::string(64, 'f');
   lease.holder_session = 4100;
+  lease.holder_start_stack = 0x7ffc12345670;
   return lease;
 }
 
@@ -37,6 +38,7 @@ void ExpectSame(const Lease& a, const Lease& b) {
   EXPECT_EQ(a.reservation_baseline_pids, b.reservation_baseline_pids);
   EXPECT_EQ(a.container_id, b.container_id);
   EXPECT_EQ(a.holder_session, b.holder_session);
+  EXPECT_EQ(a.holder_start_stack, b.holder_start_stack);
 }
 
 TEST(LeaseJson, RoundTripsEveryField) {
@@ -52,6 +54,7 @@ TEST(LeaseJson, RoundTripsAnExclusiveLeaseWithoutOptionals) {
   lease.reservation_baseline_pids.clear();
   lease.container_id.reset();
   lease.holder_session.reset();
+  lease.holder_start_stack.reset();
   Result<Lease> back = LeaseFromJson(LeaseToJson(lease));
   ASSERT_TRUE(back.ok()) << back.error().message;
   ExpectSame(*back, lease);
@@ -64,6 +67,7 @@ TEST(LeaseJson, OptionalFieldsMayBeAbsent) {
   json.erase("shared_bytes");
   json.erase("container_id");
   json.erase("holder_session");  // as older gpupins wrote reservations
+  json.erase("holder_start_stack");
   Result<Lease> back = LeaseFromJson(json.dump());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_FALSE(back->shared_bytes.has_value());
@@ -129,6 +133,8 @@ INSTANTIATE_TEST_SUITE_P(
         Rejection{"SessionNegative", [](auto& j) { j["holder_session"] = -1; }, "'holder_session'"},
         Rejection{"SessionHuge", [](auto& j) { j["holder_session"] = 1ll << 31; },
                   "'holder_session'"},
+        Rejection{"StartStackText", [](auto& j) { j["holder_start_stack"] = "0x7f"; },
+                  "'holder_start_stack'"},
         Rejection{"ContainerNumber", [](auto& j) { j["container_id"] = 7; }, "'container_id'"},
         Rejection{"ContainerOption", [](auto& j) { j["container_id"] = "-f"; },
                   "'container_id' is not a docker container id"},

@@ -184,6 +184,18 @@ TEST(EvaluateLease, AReservationIsHandedToTheScriptNotItsFirstStep) {
   facts.gpu_pids["GPU-a"] = {40};
   ASSERT_TRUE(HandedToJob(lease, facts).has_value());
   EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{20, 6}));
+  // The shell has exec'd since the reservation (`bash -c '…; ./train.sh'`):
+  // it is now the script, and the job; the steps are its children.
+  lease.holder_start_stack = 0x7000;
+  facts.start_stack_of = [](int pid) -> std::optional<uint64_t> {
+    return pid == 10 ? 0x7000u : 0x9000u;
+  };
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{20, 6})) << "no exec yet";
+  facts.start_stack_of = [](int pid) -> std::optional<uint64_t> {
+    return pid == 10 ? 0x7a00u : 0x9000u;
+  };
+  EXPECT_EQ(HandedToJob(lease, facts)->holder, (ProcessIdentity{10, 5})) << "after the exec";
+  facts.start_stack_of = nullptr;
   // A script that runs as another user cannot hold the user's lease: the
   // process on the card does.
   facts.process_uid = [](int pid) -> std::optional<uint32_t> { return pid == 20 ? 0u : 1000u; };

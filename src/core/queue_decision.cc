@@ -104,6 +104,7 @@ Lease LeaseFor(const QueueRequest& request, const PolicyInput& policy, const Sel
   if (request.reservation_ttl_ms) {
     lease.reservation_deadline_unix_ms = policy.now_unix_ms + *request.reservation_ttl_ms;
     lease.holder_session = request.holder_session;
+    lease.holder_start_stack = request.holder_start_stack;
   }
   return lease;
 }

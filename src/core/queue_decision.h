@@ -69,8 +69,9 @@ struct QueueRequest {
   std::string user;
   std::string command;
   std::optional<int64_t> reservation_ttl_ms;
-  std::optional<int> holder_session;  // for a reservation (Lease::holder_session)
-  std::string lease_id;               // a fresh record id, for the lease if one is taken
+  std::optional<int> holder_session;           // for a reservation (Lease::holder_session)
+  std::optional<uint64_t> holder_start_stack;  // likewise
+  std::string lease_id;                        // a fresh record id, for the lease if one is taken
 };
 
 struct DecisionInput {

@@ -3,7 +3,7 @@
 # first step: a gpupin that looks while the first step runs hands the
 # reservation to the script, so the lease holds through the next step, and
 # no other job is put on the card between or during the steps; also when
-# the shell that picked is gone by then.
+# the shell that picked is gone by then, or has exec'd the script.
 source "$(dirname "$0")/lib.sh"
 
 export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
@@ -59,27 +59,43 @@ run_status gpupin run --only 1 --mem 1G -- true
 expect_eq "$STATUS" 3 "another job on the card of a gone shell's script, in its second step"
 kill "${ALSO_KILL[@]}"
 
+# expect_held_between_steps HOLDER CARD WHAT: HOLDER runs a first step
+# named first, pauses, then a second named second, on CARD: a look during
+# the first step finds the lease held by HOLDER itself, and no other job gets
+# the card in the pause.
+expect_held_between_steps() {
+  local holder=$1 card=$2 what=$3
+  ALSO_KILL=("$holder")
+  wait_for_line "$log" '"name":"first"'
+  run_status gpupin --json leases
+  expect_eq "$(jq -r '.leases[0].holder_pid' <<<"$OUT")" "$holder" "$what: the lease's holder"
+  wait_until 10 "the end of the first step" lines_at_least "$log" '"event":"end"' 1
+  run_status gpupin run --only "$card" --mem 1G -- true
+  expect_eq "$STATUS" 3 "$what: another job on the card between the steps"
+  wait_for_line "$log" '"name":"second"'
+  ALSO_KILL+=("$(event_field "$log" start second pid)")
+  kill "${ALSO_KILL[@]}"
+}
+# The steps as shell text, for sh -c and for a script file.
+# shellcheck disable=SC2089
+steps='"$WORKLOAD" --seconds 1 --name first --log "$log"; sleep 2
+  "$WORKLOAD" --seconds 60 --name second --log "$log"'
+# shellcheck disable=SC2090
+export steps
+
+# A shell that picked and then exec'd the script (ssh host 'x=$(gpupin
+# pick) …; exec ./train.sh') has become the job: its steps are its own.
+: >"$log"
+bash -c 'ids=$("$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" pick --only 0 --ttl 1s)
+  CUDA_VISIBLE_DEVICES=$ids exec sh -c "$steps"' &
+expect_held_between_steps $! 0 "a shell that exec'd the script"
+
 # A script that takes cards for all of its steps uses env (as pick's help
 # says): the lease is the script's, through a pause and its second step.
 : >"$log"
-cat >"$TEST_TMP/job.sh" <<EOS
-#!/bin/bash
-eval "\$("$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" env --only 3)"
-"$WORKLOAD" --seconds 1 --name prep --log "$log"
-sleep 2
-"$WORKLOAD" --seconds 60 --name train --log "$log"
-EOS
+printf '#!/bin/bash\neval "$("$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" env --only 3)"\n%s\n' \
+  "$steps" >"$TEST_TMP/job.sh"
 chmod +x "$TEST_TMP/job.sh"
 "$TEST_TMP/job.sh" &
-job_script=$!
-ALSO_KILL=("$job_script")
-wait_for_line "$log" '"name":"prep"'
-run_status gpupin --json leases
-expect_eq "$(jq -r '.leases[0].holder_pid' <<<"$OUT")" "$job_script" "env's lease is the script's"
-wait_until 10 "the end of the first step" lines_at_least "$log" '"event":"end"' 1
-run_status gpupin run --only 3 --mem 1G -- true
-expect_eq "$STATUS" 3 "another job on the card between the script's steps"
-wait_for_line "$log" '"name":"train"'
-ALSO_KILL+=("$(event_field "$log" start train pid)")
-kill "${ALSO_KILL[@]}"
+expect_held_between_steps $! 3 "a script that took its card with env"
 echo PASS
