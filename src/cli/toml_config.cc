@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/printable.h"
+#include "sys/nvml/nvml_source.h"
 
 namespace gpupin {
 namespace {
@@ -315,9 +316,6 @@ toml::table ParseTable(const Place& place, std::string_view text) {
   return table;
 }
 
-// The option a [defaults] key stands for, and the command that has it:
-// gpupin's own, else the first command's (the selection options are alike
-// in every command that takes them). `max_used` and `max-used` are one key.
 // --help, --version and --config (by any of their names, `h` too): what
 // they do is not a setting a file can give.
 bool CommandLineOnly(const CLI::App& app, const CLI::App& command, const CLI::Option* option) {
@@ -325,6 +323,9 @@ bool CommandLineOnly(const CLI::App& app, const CLI::App& command, const CLI::Op
                     option == app.get_config_ptr());
 }
 
+// The option a [defaults] key stands for, and the command that has it:
+// gpupin's own, else the first command's (the selection options are alike
+// in every command that takes them). `max_used` and `max-used` are one key.
 // The command is nullptr when the option is.
 struct OwnedOption {
   const CLI::App* command = nullptr;
@@ -479,7 +480,7 @@ void ReadLimits(const Place& place, const toml::table& limits, HouseRules& rules
 
 std::string VariableOf(const CLI::Option& option) {
   if (!option.get_envname().empty()) return option.get_envname();
-  return option.check_lname("nvml") ? "GPUPIN_NVML_LIBRARY" : "";
+  return option.check_lname("nvml") ? kNvmlLibraryVariable : "";
 }
 
 bool SetByEnvironment(const CLI::Option& option) {

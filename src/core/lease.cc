@@ -78,15 +78,12 @@ std::optional<int> JobUnderHolder(int on_gpu, const Lease& lease, const Liveness
 std::optional<int> JobInSession(int on_gpu, int session, const LivenessFacts& facts) {
   if (facts.session_of(on_gpu) != std::optional<int>(session) || on_gpu == session)
     return std::nullopt;
-  int at = on_gpu;
-  for (int steps = 0; steps < 4096; ++steps) {
-    std::optional<int> parent = facts.parent_of(at);
-    if (!parent || *parent <= 1 || *parent == session || *parent == at ||
-        facts.session_of(*parent) != std::optional<int>(session))
-      return at;
-    at = *parent;
-  }
-  return at;
+  // The nearest ancestor whose parent is outside the session, or its leader.
+  return NearestAncestor(on_gpu, facts.parent_of, [&](int p) {
+    std::optional<int> parent = facts.parent_of(p);
+    return !parent || *parent <= 1 || *parent == session || *parent == p ||
+           facts.session_of(*parent) != std::optional<int>(session);
+  });
 }
 
 }  // namespace
@@ -98,14 +95,13 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
   // what it started is then found by its session, where the record keeps it.
   const bool holder_lives = facts.process_start_time(holder) == lease.holder.start_time_ticks;
   if (!holder_lives && (!lease.holder_session || !facts.session_of)) return std::nullopt;
-  // A descendant that changed user (sudo) is none of them: it cannot hold
-  // this user's lease (the next read would count it dead).
   for (uint32_t pid : ReservationJobs(lease, facts)) {
     const int on_gpu = static_cast<int>(pid);
     // The job is what the holder started and the process on the card
     // descends from: the script, not its first step, whose end would free
     // the card while the next step runs. Unless that runs as another user
-    // (a setuid wrapper): then the process on the card, which is the user's.
+    // (sudo, a setuid wrapper): it cannot hold this user's lease (the next
+    // read would count it dead), so the process on the card, the user's, does.
     std::optional<int> top = holder_lives ? JobUnderHolder(on_gpu, lease, facts)
                                           : JobInSession(on_gpu, *lease.holder_session, facts);
     if (!top) continue;

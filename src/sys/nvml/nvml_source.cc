@@ -582,7 +582,7 @@ std::vector<std::string> NvmlLibraryCandidates(const NvmlOptions& options,
 
 Result<std::unique_ptr<GpuSource>> OpenNvml(const NvmlOptions& options) {
   Result<std::unique_ptr<NvmlLibrary>> library =
-      NvmlLibrary::Open(NvmlLibraryCandidates(options, std::getenv("GPUPIN_NVML_LIBRARY")));
+      NvmlLibrary::Open(NvmlLibraryCandidates(options, std::getenv(kNvmlLibraryVariable)));
   if (!library) return library.error();
   return std::unique_ptr<GpuSource>(
       std::make_unique<NvmlSource>(std::move(*library), options.simulated));

@@ -12,6 +12,9 @@
 
 namespace gpupin {
 
+// The variable that names the libnvidia-ml to load, when --nvml does not.
+inline constexpr const char* kNvmlLibraryVariable = "GPUPIN_NVML_LIBRARY";
+
 struct NvmlOptions {
   // --nvml PATH; else env GPUPIN_NVML_LIBRARY; else libnvidia-ml.so.1, then
   // libnvidia-ml.so (the unversioned name exists only with a dev package).
