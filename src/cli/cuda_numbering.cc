@@ -35,18 +35,31 @@ Resolution CudaNumbering::Resolve(const Inventory& inventory, const VisibilityEn
                                         FastestFirstIndices(*order, inventory.gpus));
 }
 
-std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
+std::pair<DriverOrderKey, bool> CudaNumbering::KeyNow(const Inventory& inventory) {
   if (!boot_id_) boot_id_ = world_.procfs().BootId();
   const std::optional<std::string>& boot_id = *boot_id_;
-  DriverOrderKey key =
-      MachineKey(boot_id.value_or(""), inventory.driver_version.value_or(""), inventory.gpus);
+  return {MachineKey(boot_id.value_or(""), inventory.driver_version.value_or(""), inventory.gpus),
+          boot_id && inventory.driver_version};
+}
+
+void CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
+                          const std::string& libcuda) {
+  if (!ResolveVisibleDevices(inventory.gpus, VisibilityEnv{}).order_is_guess) return;
+  auto [key, keyed] = KeyNow(inventory);
+  looked_up_key_ = key;
+  found_in_.clear();
+  // As Lookup reads: a state directory that does not exist is not made
+  // for it (doctor only looks).
+  found_ = Learn(inventory, key, probe, libcuda, keyed && !world_.StateDirMissing());
+}
+
+std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
+  auto [key, keyed] = KeyNow(inventory);
   if (looked_up_key_ == key) return found_;
   looked_up_key_ = key;
   found_.reset();
   found_in_.clear();
-  // Without the boot id or the driver's version nothing says when an order
-  // stops holding: it is neither kept nor taken from the directory.
-  const bool keyed = boot_id && inventory.driver_version;
+  // An unkeyed order is neither kept nor taken from the directory.
   std::optional<FoundDriverOrder> found;
   // A state directory that does not exist keeps no order, and reading is
   // no reason to create it (doctor only looks).
@@ -110,16 +123,22 @@ std::optional<DriverOrder> CudaNumbering::Probe(const Inventory& inventory,
     world_.Verbose("cuda:N is a guess: the CUDA probe could not start: " + probe.error().message);
     return std::nullopt;
   }
-  std::optional<DriverOrder> order = DriverOrderFromProbe(key, *probe, inventory.gpus);
+  return Learn(inventory, key, *probe, *libcuda, keep);
+}
+
+std::optional<DriverOrder> CudaNumbering::Learn(const Inventory& inventory,
+                                                const DriverOrderKey& key, const ProbeResult& probe,
+                                                const std::string& libcuda, bool keep) {
+  std::optional<DriverOrder> order = DriverOrderFromProbe(key, probe, inventory.gpus);
   if (order) {
-    world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", *libcuda));
+    world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", libcuda));
     if (keep) Keep(*order);
     return order;
   }
   const int64_t now = NowUnixMs();
-  DriverOrderFailure failure = FailureFromProbe(key, *probe, inventory.gpus, now);
+  DriverOrderFailure failure = FailureFromProbe(key, probe, inventory.gpus, now);
   world_.Verbose("cuda:N is a guess: " + failure.reason);
-  if (keep && KeepsFailure(*probe) && Keep(failure)) {
+  if (keep && KeepsFailure(probe) && Keep(failure)) {
     world_.Verbose(fmt::format("kept: the CUDA driver is not asked again before {}",
                                FormatLocalClock(now + kProbeRetryAfterMs, now)));
   }

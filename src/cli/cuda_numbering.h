@@ -8,12 +8,14 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/world.h"
 #include "core/cuda_visible.h"
 #include "core/driver_order.h"
 #include "core/gpu.h"
+#include "core/probe_comparison.h"
 
 namespace gpupin {
 
@@ -42,10 +44,25 @@ class CudaNumbering {
   // order, or one probed by this process).
   const std::string& order_file() const { return found_in_; }
 
+  // Takes the answer of a probe that a command ran itself, with every
+  // CUDA_* variable unset (map --probe of an environment that sets neither
+  // CUDA_VISIBLE_DEVICES nor CUDA_DEVICE_ORDER), as the probe Resolve would
+  // run: where cuda:N of `inventory` would be a guess it is kept as Resolve
+  // keeps its own, replacing what was kept for this machine key, and
+  // Resolve follows it without asking the driver again.
+  void Adopt(const Inventory& inventory, const ProbeResult& probe, const std::string& libcuda);
+
  private:
+  // This machine's key now, and whether it can be kept: without the boot id
+  // or the driver's version nothing says when an order stops holding.
+  std::pair<DriverOrderKey, bool> KeyNow(const Inventory& inventory);
   std::optional<DriverOrder> Lookup(const Inventory& inventory);
   std::optional<DriverOrder> Probe(const Inventory& inventory, const DriverOrderKey& key,
                                    bool keep);
+  // The order `probe` gives, kept (or why it gives none, where worth
+  // keeping) when `keep`.
+  std::optional<DriverOrder> Learn(const Inventory& inventory, const DriverOrderKey& key,
+                                   const ProbeResult& probe, const std::string& libcuda, bool keep);
   // Writes the caller's file; false (with a line under -v) when it cannot.
   bool Keep(const KeptDriverOrder& kept);
 

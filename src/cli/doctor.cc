@@ -59,13 +59,40 @@ Status GatherNvml(World& world, DoctorFacts& facts) {
   return Ok{};
 }
 
-void GatherEnvironment(World& world, DoctorFacts& facts) {
+// --probe: the driver asked with this environment, and where it was loaded from.
+struct DriverAnswer {
+  std::string libcuda;
+  ProbeResult result;
+};
+
+Result<DriverAnswer> AskDriver(const World& world) {
+  Result<std::string> libcuda = ProbeLibcudaPath(world);
+  if (!libcuda.ok()) return libcuda.error();
+  ProbeOptions options;
+  options.libcuda_path = *libcuda;
+  options.environment = ProcessEnvironment();
+  Result<ProbeResult> probe = ProbeCuda(options);
+  if (!probe.ok()) return probe.error();
+  return DriverAnswer{*libcuda, std::move(*probe)};
+}
+
+void GatherEnvironment(World& world, const std::optional<DriverAnswer>& asked, DoctorFacts& facts) {
   std::map<std::string, std::string> environment = ProcessEnvironment();
   facts.env = VisibilityEnvFromMap(environment);
-  // The driver's order where a ls or map kept it.
+  // The driver's order where a ls or map kept it, or where --probe asked
+  // the driver for its own numbering of every device, as their probe does.
   CudaNumbering numbering(world, ProbePolicy::kKeptOnly);
+  if (asked && !environment.contains("CUDA_VISIBLE_DEVICES") &&
+      !environment.contains("CUDA_DEVICE_ORDER")) {
+    numbering.Adopt(facts.inventory, asked->result, asked->libcuda);
+  }
   facts.resolution = numbering.Resolve(facts.inventory, facts.env);
   facts.driver_order_file = numbering.order_file();
+  if (asked) {
+    facts.probe =
+        DoctorProbe{asked->libcuda, asked->result,
+                    CompareProbe(facts.resolution, asked->result, facts.driver_order_file)};
+  }
   if (auto it = environment.find("SLURM_JOB_ID"); it != environment.end())
     facts.slurm_job_id = it->second;
 }
@@ -160,19 +187,6 @@ Status GatherPython(const std::vector<std::string>& paths, DoctorFacts& facts) {
   return Ok{};
 }
 
-Status GatherProbe(const World& world, DoctorFacts& facts) {
-  Result<std::string> libcuda = ProbeLibcudaPath(world);
-  if (!libcuda.ok()) return libcuda.error();
-  ProbeOptions options;
-  options.libcuda_path = *libcuda;
-  options.environment = ProcessEnvironment();
-  Result<ProbeResult> probe = ProbeCuda(options);
-  if (!probe.ok()) return probe.error();
-  ProbeComparison comparison = CompareProbe(facts.resolution, *probe, facts.driver_order_file);
-  facts.probe = DoctorProbe{*libcuda, std::move(*probe), std::move(comparison)};
-  return Ok{};
-}
-
 Color VerdictColor(Verdict verdict) {
   switch (verdict) {
     case Verdict::kOk:
@@ -239,13 +253,16 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   if (Status python = GatherPython(options.python_files, facts); !python.ok())
     return python.error();
   if (Status nvml = GatherNvml(world, facts); !nvml.ok()) return nvml.error();
-  GatherEnvironment(world, facts);
+  std::optional<DriverAnswer> asked;
+  if (options.probe) {
+    Result<DriverAnswer> answer = AskDriver(world);
+    if (!answer.ok()) return answer.error();
+    asked = std::move(*answer);
+  }
+  GatherEnvironment(world, asked, facts);
   GatherContainer(world, facts);
   GatherLeases(world, facts);
   facts.rules = world.rules();
-  if (options.probe) {
-    if (Status probed = GatherProbe(world, facts); !probed.ok()) return probed.error();
-  }
   std::vector<Finding> findings = RunDoctorChecks(facts);
   if (world.options().json) {
     std::printf("%s\n", JsonText(ToJson(findings, facts)).c_str());

@@ -58,8 +58,9 @@ Result<Examined> ExaminedEnvironment(const World& world, const MapOptions& optio
   return Examined{"this environment", ProcessEnvironment()};
 }
 
-Status AddProbe(const World& world, const Examined& examined, const CudaNumbering& numbering,
-                MapView& view) {
+// --probe: the driver asked with the examined CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER (into view.probe and view.libcuda).
+Status Probe(const World& world, const Examined& examined, MapView& view) {
   Result<std::string> libcuda = ProbeLibcudaPath(world);
   if (!libcuda.ok()) return libcuda.error();
   ProbeOptions probe_options;
@@ -68,9 +69,15 @@ Status AddProbe(const World& world, const Examined& examined, const CudaNumberin
   Result<ProbeResult> probe = ProbeCuda(probe_options);
   if (!probe.ok()) return probe.error();
   view.libcuda = *libcuda;
-  view.comparison = CompareProbe(view.resolution, *probe, numbering.order_file());
   view.probe = std::move(*probe);
   return Ok{};
+}
+
+// Whether the examined environment leaves the driver its own numbering of
+// every device, as the probe of the kept order asks it (ProbeEnvironment).
+bool NumbersEveryDeviceByDefault(const Examined& examined) {
+  return !examined.variables.contains("CUDA_VISIBLE_DEVICES") &&
+         !examined.variables.contains("CUDA_DEVICE_ORDER");
 }
 
 void AddUses(const World& world, CudaNumbering& numbering, int pid, MapView& view) {
@@ -132,10 +139,19 @@ Result<int> Map(World& world, const MapOptions& options) {
   if (!inventory.ok()) return inventory.error();
   view.inventory = &*inventory;
   // Probes the driver when cuda:N would be a guess and no probe of this
-  // boot and driver is kept (an order, or a failure that still stands);
-  // --probe below asks the driver again whatever is kept.
+  // boot and driver is kept (an order, or a failure that still stands).
+  // --probe asks the driver whatever is kept; asked as the kept order's
+  // probe asks, its answer is kept and followed, so that the driver is not
+  // asked twice and a kept failure it contradicts goes.
   CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
+  if (options.probe) {
+    if (Status probed = Probe(world, *examined, view); !probed.ok()) return probed.error();
+    if (NumbersEveryDeviceByDefault(*examined))
+      numbering.Adopt(*inventory, *view.probe, *view.libcuda);
+  }
   view.resolution = numbering.Resolve(*inventory, view.env);
+  if (view.probe)
+    view.comparison = CompareProbe(view.resolution, *view.probe, numbering.order_file());
   view.asked_ordinal = asked;
   if (asked && (*asked >= static_cast<int>(view.resolution.visible.size()))) {
     return MakeError(ExitCode::kError,
@@ -143,10 +159,6 @@ Result<int> Map(World& world, const MapOptions& options) {
                                  OrdinalsThatExist(view.resolution)));
   }
   if (options.pid) AddUses(world, numbering, *options.pid, view);
-  if (options.probe) {
-    if (Status probed = AddProbe(world, *examined, numbering, view); !probed.ok())
-      return probed.error();
-  }
   if (world.options().json) {
     std::printf("%s\n", JsonText(MapToJson(view)).c_str());
   } else {

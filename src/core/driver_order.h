@@ -94,14 +94,14 @@ DriverOrderFailure FailureFromProbe(DriverOrderKey key, const ProbeResult& probe
 // again at once without waiting for any driver.
 bool KeepsFailure(const ProbeResult& probe);
 
-// NVML indices of `gpus` in the order's sequence, for
-// ResolveVisibleDevicesWithOrder. Only meaningful when the order's key is
-// the machine's (order.key == MachineKey(...)).
 // Why a kept order is no order of `gpus`: it leaves out a card the driver
 // lists (one that answers, not in MIG mode), as no probe's order does. A
 // file edited by hand, or written by another program, can.
 std::optional<std::string> OrderGap(const DriverOrder& order, const std::vector<Gpu>& gpus);
 
+// NVML indices of `gpus` in the order's sequence, for
+// ResolveVisibleDevicesWithOrder. Only meaningful when the order's key is
+// the machine's (order.key == MachineKey(...)).
 std::vector<uint32_t> FastestFirstIndices(const DriverOrder& order, const std::vector<Gpu>& gpus);
 
 // The file format (doc/state-dir.md). The reader takes another user's

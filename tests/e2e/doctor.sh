@@ -65,13 +65,24 @@ GPUPIN_STATE_DIR="$TEST_TMP/link" run_status "$GPUPIN" "${SIM[@]}" doctor
 expect_eq "$STATUS" 1 "symlinked state dir status"
 grep -Eq '^state_dir +fail ' <<<"$OUT" || fail "state_dir should fail: $OUT"
 
-# Mixed models: a warning without PCI_BUS_ID, none with it; --probe compares with the driver.
+# Mixed models: a warning without PCI_BUS_ID, none with it. --probe compares
+# with the driver: asked within an index CUDA_VISIBLE_DEVICES while no order
+# is kept, it disagrees with the model's guess; asked for its own numbering
+# of every device (as ls's probe asks), its answer is followed and kept, and
+# a later doctor numbers by it.
 MIXED=(--simulate "$EXAMPLES/workstation-mixed.json")
-run_status "$GPUPIN" "${MIXED[@]}" doctor --probe
+CUDA_VISIBLE_DEVICES=0,1 run_status "$GPUPIN" "${MIXED[@]}" doctor --probe
 expect_eq "$STATUS" 0 "warnings do not fail"
 grep -Eq '^device_order +warn ' <<<"$OUT" || fail "device_order should warn: $OUT"
 grep -Eq '^cuda_probe +warn .*the driver numbers devices differently' <<<"$OUT" ||
   fail "cuda_probe should warn: $OUT"
+expect_contains "$(grep '^cuda_visible_devices' <<<"$OUT")" "guessed" "no order kept yet: the model guesses"
+run_status "$GPUPIN" "${MIXED[@]}" doctor --probe
+expect_eq "$STATUS" 0 "doctor --probe with the driver's own numbering"
+grep -Eq '^cuda_probe +ok ' <<<"$OUT" || fail "cuda_probe follows the driver's answer: $OUT"
+CUDA_VISIBLE_DEVICES=0,1 run_status "$GPUPIN" "${MIXED[@]}" doctor
+expect_contains "$(grep '^cuda_visible_devices' <<<"$OUT")" "cuda:0 = GPU 1, cuda:1 = GPU 2" \
+  "the order doctor --probe kept numbers the next doctor"
 CUDA_DEVICE_ORDER=PCI_BUS_ID run_status "$GPUPIN" "${MIXED[@]}" doctor --probe
 grep -Eq '^device_order +ok ' <<<"$OUT" || fail "device_order ok under PCI_BUS_ID: $OUT"
 grep -Eq '^cuda_probe +ok ' <<<"$OUT" || fail "cuda_probe ok under PCI_BUS_ID: $OUT"

@@ -122,4 +122,29 @@ chmod 0644 "$TEST_TMP/planted.json"
 run_status "$GPUPIN" --simulate "$MIXED" -v --json ls
 expect_contains "$ERR" "cuda-order-0.json skipped: belongs to uid 65534, not to uid 0" "-v: the planted failure"
 expect_eq "$(jq -r .cuda_order <<<"$OUT")" driver "a planted failure is not followed"
+
+# map --probe of an environment that leaves the driver its own numbering
+# (neither CUDA_VISIBLE_DEVICES nor CUDA_DEVICE_ORDER) asks what the kept
+# order's probe asks: its answer replaces a failure that still stands, map
+# numbers by it, and the next ls follows it without asking again. Asked
+# for part of the machine, its answer is not kept.
+standing_failure() {
+  jq --argjson at "$(now_ms)" '.probe_failed.unix_ms = $at' "$TEST_TMP/failure.json" >"$TEST_TMP/standing.json"
+  rm -f "$KEPT"
+  install -m 0644 "$TEST_TMP/standing.json" "$KEPT"
+}
+standing_failure
+run_status "$GPUPIN" --simulate "$MIXED" --json map --env 'CUDA_VISIBLE_DEVICES=1,0' --probe
+expect_eq "$STATUS" 0 "map --probe of part of the machine"
+expect_eq "$(jq -c 'has("probe_failed")' "$KEPT")" true "a probe of part of the machine is not kept"
+run_status "$GPUPIN" --simulate "$MIXED" --json map --probe
+expect_eq "$STATUS" 0 "map --probe over a standing failure"
+expect_eq "$(jq -c '[.cuda_order, .probe.status]' <<<"$OUT")" '["driver","ok"]' "map numbers by the probe's answer"
+expect_eq "$(jq -c '[has("probe_failed"), (.fastest_first_uuids | length)]' "$KEPT")" '[false,3]' \
+  "map --probe's order replaced the standing failure"
+kept=$(inode "$KEPT")
+timed "$GPUPIN" --simulate "$MIXED" --json ls
+expect_eq "$(jq -c '[[.gpus | sort_by(.cuda_ordinal) | .[].index], .cuda_order]' <<<"$OUT")" \
+  '[[1,2,0],"driver"]' "ls follows the order map --probe kept"
+expect_eq "$(inode "$KEPT")" "$kept" "ls did not probe again"
 echo PASS
