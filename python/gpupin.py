@@ -323,7 +323,8 @@ def pin(
         )
     args = ["--json", "env", "--for", str(os.getpid()), f"--count={count}"]
     if mem is not None:
-        args.append(f"--mem={mem}")
+        # gpupin refuses a size without a unit: an int is bytes.
+        args.append(f"--mem={mem}B" if isinstance(mem, int) else f"--mem={mem}")
     if timeout is not None:
         args.append(f"--wait={int(timeout * 1000)}ms")
     elif wait:

@@ -164,6 +164,18 @@ class PinTest(SimulatedServer):
         self.assertEqual(len(visible.split(",")), 2)
         self.assertEqual(xla, "False")
 
+    def test_mem_as_an_int_is_bytes(self) -> None:
+        done = self.python(
+            """
+            import json, os, subprocess, gpupin
+            gpupin.pin(mem=3 << 30)
+            print(subprocess.run([os.environ["GPUPIN"], "--json", "leases"], capture_output=True,
+                                 text=True).stdout)
+            """
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual([l["shared_bytes"] for l in json.loads(done.stdout)["leases"]], [3 << 30])
+
     def test_processes_pinning_at_one_instant_get_different_cards(self) -> None:
         go = os.path.join(self.tmp, "go")
         holders = [

@@ -38,7 +38,8 @@ Result<std::vector<std::string>> SplitIds(const std::vector<std::string>& values
 void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("-n,--count", flags.count, "how many GPUs (default 1)")
       ->check(WholeNumber(1, 4096));
-  app.add_option("--mem", flags.mem, "memory the job needs (24G, 500M): a shared request")
+  app.add_option("--mem", flags.mem,
+                 "memory the job needs (24G, 500M; bytes 1024B): a shared request")
       ->option_text("SIZE");
   app.add_option("--max-used", flags.max_used,
                  "a card using more is busy (default 1G; shared: 80%)")

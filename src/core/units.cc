@@ -32,6 +32,13 @@ Result<uint64_t> ParseSize(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || number < 0 || !std::isfinite(number)) return BadSize(text);
   std::string_view unit(end, text.data() + text.size() - end);
+  // `--mem 10` meant 10G far more often than 10 bytes, which would make a
+  // shared request that fits beside anything: bytes are written 10B.
+  if (unit.empty() && number != 0) {
+    return MakeError(ExitCode::kUsage,
+                     fmt::format("size '{}' has no unit; write e.g. {}G, {}M, or {}B for bytes",
+                                 text, text, text, text));
+  }
   // Every spelling of each binary multiple: 24G, 24GB, 24GiB and 24Gi, up
   // to P, which `gpupin ls` prints for the largest totals.
   static constexpr std::pair<std::string_view, int> kUnits[] = {

@@ -10,8 +10,9 @@
 
 namespace gpupin {
 
-// "24G", "500M", "1.5GiB", "5Gi", "1024" (bytes). Binary multiples: K/M/G/T/P
-// mean KiB/MiB/GiB/TiB/PiB, as nvidia-smi and frameworks count GPU memory.
+// "24G", "500M", "1.5GiB", "5Gi", "1024B" (bytes), "0". Binary multiples:
+// K/M/G/T/P mean KiB/MiB/GiB/TiB/PiB, as nvidia-smi and frameworks count GPU
+// memory. A number without a unit, other than 0, is refused.
 Result<uint64_t> ParseSize(std::string_view text);
 
 // "80%" or "80" -> 80. Accepts 0..100.

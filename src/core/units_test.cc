@@ -13,7 +13,8 @@ TEST(ParseSizeTest, BinaryUnits) {
   EXPECT_EQ(*ParseSize("1P"), 1ULL << 50);
   EXPECT_EQ(*ParseSize("2pib"), 2ULL << 50);
   EXPECT_EQ(*ParseSize("1.5GiB"), 3ULL << 29);
-  EXPECT_EQ(*ParseSize("1024"), 1024ULL);
+  EXPECT_EQ(*ParseSize("1024B"), 1024ULL);
+  EXPECT_EQ(*ParseSize("0"), 0ULL);
   EXPECT_EQ(*ParseSize("2t"), 2ULL << 40);
 }
 
@@ -24,6 +25,13 @@ TEST(ParseSizeTest, RejectsGarbageWithUsageError) {
     EXPECT_EQ(result.error().code, ExitCode::kUsage);
     EXPECT_NE(result.error().message.find(bad), std::string::npos);
   }
+}
+
+TEST(ParseSizeTest, ANumberWithoutAUnitIsRefused) {
+  Result<uint64_t> bare = ParseSize("10");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error().code, ExitCode::kUsage);
+  EXPECT_EQ(bare.error().message, "size '10' has no unit; write e.g. 10G, 10M, or 10B for bytes");
 }
 
 TEST(ParsePercentTest, AcceptsWithOrWithoutSign) {

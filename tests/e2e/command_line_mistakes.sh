@@ -144,8 +144,19 @@ printf '[pick]\ncount = 0\n' >"$TEST_TMP/count.toml"
 run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/count.toml" pick
 expect_eq "$STATUS" 2 "count = 0 in a config file"
 expect_contains "$ERR" "'0': write a whole number from 1 to 4096" "count = 0 in a config file"
+# A size without a unit is refused, not taken as bytes: `--mem 10` as 10
+# bytes would be a shared request that fits beside anything.
+run_status "$GPUPIN" "${SIM[@]}" pick --mem 10
+expect_eq "$STATUS:$ERR" "2:gpupin: --mem: size '10' has no unit; write e.g. 10G, 10M, or 10B for bytes" \
+  "--mem without a unit"
+run_status "$GPUPIN" "${SIM[@]}" pick --max-used 10
+expect_eq "$STATUS" 2 "--max-used without a unit"
+printf '[pick]\nmem = 10\n' >"$TEST_TMP/mem.toml"
+run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/mem.toml" pick
+expect_eq "$STATUS:$ERR" "2:gpupin: $TEST_TMP/mem.toml:2: mem: --mem: size '10' has no unit; write e.g. 10G, 10M, or 10B for bytes" \
+  "mem = 10 in a config file"
 # Every spelling of a size that gpupin itself prints is accepted.
-for size in 5Gi 20GiB 1P; do
+for size in 5Gi 20GiB 1P 4096B; do
   run_status "$GPUPIN" "${SIM[@]}" pick --mem "$size"
   [[ $ERR != *"invalid size"* ]] || fail "--mem $size refused: $ERR"
 done
