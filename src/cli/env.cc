@@ -106,8 +106,13 @@ CommandSpec EnvCommand() {
                        "started on them runs")
             ->option_text("DURATION");
         app.footer("Example: eval \"$(gpupin env --mem 20G)\"");
-        return
-            [options, &app](World& world) { return Env(world, *options, app.count("--wait") > 0); };
+        return [options, &app](World& world) {
+          // A [defaults] ttl is the length of pick's reservations: it must
+          // not turn the lease of every eval "$(gpupin env)" into one. Typed,
+          // or under [env] in a --config file, it is asked for.
+          if (world.config().applied.contains("--ttl")) options->ttl.reset();
+          return Env(world, *options, app.count("--wait") > 0);
+        };
       }};
 }
 

@@ -149,4 +149,24 @@ run_status "$GPUPIN" --simulate "$mig_server" --json doctor
 expect_contains "$(jq -r '.findings[] | select(.check == "reserved") | .evidence' <<<"$OUT")" \
   "reserved MIG-a1ca08f7: a MIG instance of GPU 0; reserved names whole cards: give 0 or its UUID" \
   "a reserved MIG instance is named as part of its card"
+
+# A [defaults] ttl is the length of pick's reservations; env's lease still
+# follows its shell. Under [env] in a --config file, or typed, it applies.
+house_rules '[defaults]\nttl = "5m"\n'
+rm -f "$XDG_CONFIG_HOME/gpupin/config.toml"
+# deadline_of ARGS...: the reservation deadline of the lease `env ARGS`
+# takes in a shell that is still alive when the leases are read.
+deadline_of() {
+  bash -c 'eval "$("$0" --simulate "$1" env "${@:2}")" && "$0" --json leases' "$GPUPIN" "$scenario" "$@" |
+    jq -c '[.leases[].reservation_deadline_unix_ms]'
+}
+expect_eq "$(deadline_of)" "[null]" "env does not take the admin's default ttl"
+printf '[env]\nttl = "5m"\n' >"$TEST_TMP/env-ttl.toml"
+[[ $(deadline_of --config "$TEST_TMP/env-ttl.toml") == "[null]" ]] && fail "env's own --config ttl was dropped"
+[[ $(deadline_of --ttl 5m) == "[null]" ]] && fail "a typed --ttl was dropped"
+run_status "$GPUPIN" --simulate "$scenario" --json pick
+before=$(now_ms)
+deadline=$("$GPUPIN" --json leases | jq '.leases[0].reservation_deadline_unix_ms')
+((deadline > before + 240000)) || fail "pick did not take the admin's 5m ttl: $deadline"
+"$GPUPIN" --simulate "$scenario" release --all >/dev/null 2>&1
 echo PASS
