@@ -53,10 +53,38 @@ int PrintError(const Error& error) {
   return static_cast<int>(error.code);
 }
 
-// The global options whose value is the next word (`--state-dir DIR`).
+// gpupin's global options as they may stand before the command, and
+// whether the next word is their value (`--state-dir DIR`).
+struct GlobalOptionWord {
+  std::string_view name;
+  bool takes_value;
+};
+constexpr GlobalOptionWord kGlobalOptionWords[] = {
+    {"--simulate", true}, {"--nvml", true},     {"--state-dir", true}, {"--config", true},
+    {"--json", false},    {"-q", false},        {"--quiet", false},    {"-v", false},
+    {"--verbose", false}, {"--version", false}, {"-h", false},         {"--help", false}};
+
+const GlobalOptionWord* GlobalOption(std::string_view word) {
+  for (const GlobalOptionWord& option : kGlobalOptionWords) {
+    if (option.name == word) return &option;
+  }
+  return nullptr;
+}
+
 bool TakesValue(std::string_view option) {
-  return option == "--simulate" || option == "--nvml" || option == "--state-dir" ||
-         option == "--config";
+  const GlobalOptionWord* global = GlobalOption(option);
+  return global && global->takes_value;
+}
+
+// Whether `word`, standing before the command, is none of the global
+// options: `--simulat FILE ls` then takes FILE for the command.
+bool UnknownLeadingOption(std::string_view word) {
+  std::string_view name = word.substr(0, word.find('='));
+  if (GlobalOption(name)) return false;
+  // Short flags together: -qv.
+  if (name.size() > 1 && name[0] == '-' && name[1] != '-')
+    return name.find_first_not_of("qvh", 1) != std::string_view::npos;
+  return true;
 }
 
 // The words before the command. Global options may stand before or after
@@ -68,6 +96,8 @@ struct LeadingWords {
   // no command and no help needs no command's options.
   bool version = false;
   bool help = false;
+  // The first of them that is no global option.
+  std::optional<std::string> unknown_option;
 };
 
 LeadingWords ReadLeadingWords(int argc, char** argv) {
@@ -80,6 +110,7 @@ LeadingWords ReadLeadingWords(int argc, char** argv) {
       break;
     }
     if (TakesValue(arg)) ++i;
+    if (!words.unknown_option && UnknownLeadingOption(arg)) words.unknown_option = arg;
     words.version = words.version || arg == "--version";
     words.help = words.help || arg == "-h" || arg == "--help";
   }
@@ -283,6 +314,18 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
                              [&](const CommandSpec& c) { return c.name == *word; });
     if (spec != commands.end()) {
       named = &*spec;
+    } else if (const std::optional<std::string>& option = leading.unknown_option) {
+      // The word taken for the command is more likely that option's value.
+      std::vector<std::string> names;
+      for (const GlobalOptionWord& global : kGlobalOptionWords) {
+        if (global.name.starts_with("--")) names.emplace_back(global.name);
+      }
+      std::string suggestion = SuggestCommand(option->substr(0, option->find('=')), names);
+      return PrintError(MakeError(
+          ExitCode::kUsage,
+          suggestion.empty()
+              ? fmt::format("unknown option '{}'; see gpupin --help", *option)
+              : fmt::format("unknown option '{}'; did you mean '{}'?", *option, suggestion)));
     } else {
       std::vector<std::string> names;
       names.reserve(commands.size());

@@ -144,6 +144,13 @@ printf '[pick]\ncount = 0\n' >"$TEST_TMP/count.toml"
 run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/count.toml" pick
 expect_eq "$STATUS" 2 "count = 0 in a config file"
 expect_contains "$ERR" "'0': write a whole number from 1 to 4096" "count = 0 in a config file"
+# A mistyped global option before the command is named as such, not its
+# value taken for an unknown command.
+run_status "$GPUPIN" --simulat "$EXAMPLES/lab-8gpu.json" ls
+expect_eq "$STATUS:$ERR" "2:gpupin: unknown option '--simulat'; did you mean '--simulate'?" \
+  "a mistyped global option before the command"
+run_status "$GPUPIN" -qv --simulate "$EXAMPLES/lab-8gpu.json" lss
+expect_eq "$STATUS:$ERR" "2:gpupin: unknown command 'lss'; did you mean 'ls'?" "known flags, then a mistyped command"
 # A size without a unit is refused, not taken as bytes: `--mem 10` as 10
 # bytes would be a shared request that fits beside anything.
 run_status "$GPUPIN" "${SIM[@]}" pick --mem 10
