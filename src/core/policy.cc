@@ -810,13 +810,21 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
   if (std::find(exclusions.begin(), exclusions.end(), Excluded::kNotAllowed) != exclusions.end())
     head += " within " + input.allowed_by;
   const size_t count = static_cast<size_t>(request.count);
-  std::string hint = usable < count ? fmt::format(
-                                          "{} can run jobs at all, so --wait would wait "
-                                          "for ever",
-                                          usable == 0   ? "no GPU here"
-                                          : usable == 1 ? "only 1 GPU here"
-                                                        : fmt::format("only {} GPUs here", usable))
-                                    : "use --wait to queue";
+  // Which cards `usable` counts: a card the request leaves out may run jobs.
+  auto left_out = [&](Excluded why) {
+    return std::find(exclusions.begin(), exclusions.end(), why) != exclusions.end();
+  };
+  const char* among = left_out(Excluded::kNotInOnly) || left_out(Excluded::kExcluded)
+                          ? " that --only/--exclude leave"
+                      : left_out(Excluded::kReserved) ? " not reserved"
+                                                      : " here";
+  std::string hint = usable < count
+                         ? fmt::format("{}{} can run jobs at all, so --wait would wait for ever",
+                                       usable == 0   ? "no GPU"
+                                       : usable == 1 ? "only 1 GPU"
+                                                     : fmt::format("only {} GPUs", usable),
+                                       among)
+                         : "use --wait to queue";
   if (over_limit) hint += ", or relax --max-used/--max-util";
   if (over_memory) hint += ", or ask for less --mem";
   if (mine_would_free) hint += ", or --mine-free to ignore your own processes";

@@ -913,8 +913,8 @@ TEST(PolicyFailureTest, WaitingCannotHelpWhenTooFewCardsCanRunJobs) {
   ASSERT_FALSE(selection.ok());
   EXPECT_FALSE(failure.waiting_can_help);
   EXPECT_THAT(selection.error().message,
-              ::testing::EndsWith("; no GPU here can run jobs at all, so --wait would wait for "
-                                  "ever"));
+              ::testing::EndsWith("; no GPU that --only/--exclude leave can run jobs at all, so "
+                                  "--wait would wait for ever"));
 }
 
 struct UsageCase {
