@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "cli/machine_state.h"
 #include "core/house_rules.h"
@@ -374,16 +376,19 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
   } else if (released.empty() && kept.empty()) {
     world.Note("you hold no leases");
   }
+  // Once per job: one shell's several env leases have one job.
+  std::set<std::string> warned;
   for (const Lease& lease : released) {
     if (!world.options().json)
       std::printf("released %s (%s)\n", lease.id.c_str(), Printable(lease.command).c_str());
     if (const std::vector<uint32_t> running = RunningJob(lease, facts); !running.empty()) {
-      world.Note(fmt::format(
+      std::string warning = fmt::format(
           "pid {} still {}, now without a lease: others may be given its GPUs{}",
           fmt::join(running, ", "), running.size() == 1 ? "runs" : "run",
           lease.command.starts_with(kShellLeaseCommand)
               ? "; in that shell, unset CUDA_VISIBLE_DEVICES GPUPIN_LEASE_ID before starting more"
-              : ""));
+              : "");
+      if (warned.insert(warning).second) world.Note(warning);
     }
   }
   return 0;

@@ -791,16 +791,26 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
                  const std::vector<Assessment>& assessments, size_t eligible, size_t usable) {
   const std::vector<Gpu>& gpus = input.gpus;
   const Request& request = input.request;
-  std::vector<std::string> blocked;
+  // Cards blocked for the same reason (one reservation over four cards)
+  // share one entry, in the order of their first card.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> blocked_by;
   bool over_limit = false, over_memory = false, mine_would_free = false;
   for (size_t position = 0; position < gpus.size(); ++position) {
     const Assessment& card = assessments[position];
     // Cards the request itself rules out are in --explain, not in this line.
     if (card.eligible || exclusions[position] != Excluded::kNo) continue;
-    blocked.push_back(fmt::format("GPU {} {}", gpus[position].index, card.reason));
+    auto same = std::find_if(blocked_by.begin(), blocked_by.end(),
+                             [&](const auto& entry) { return entry.first == card.reason; });
+    if (same == blocked_by.end()) same = blocked_by.insert(same, {card.reason, {}});
+    same->second.push_back(gpus[position].index);
     over_limit |= card.over_limit;
     over_memory |= card.over_memory;
     mine_would_free |= card.mine_would_free;
+  }
+  std::vector<std::string> blocked;
+  for (const auto& [reason, indices] : blocked_by) {
+    blocked.push_back(fmt::format("GPU{} {} {}", indices.size() == 1 ? "" : "s",
+                                  fmt::join(indices, ","), reason));
   }
   std::string head = eligible == 0
                          ? "no GPU available"

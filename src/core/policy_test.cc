@@ -838,7 +838,8 @@ TEST(PolicyFailureTest, SaysTheSearchWasLimitedToCudaVisibleDevices) {
   input.live_leases.push_back(MakeLease("a", {0, 1, 2}, 4121, "alice"));
   selection = ChooseGpus(input, &failure);
   ASSERT_FALSE(selection.ok());
-  EXPECT_THAT(selection.error().message, ::testing::StartsWith("no GPU available: GPU 0 leased"));
+  EXPECT_THAT(selection.error().message,
+              ::testing::StartsWith("no GPU available: GPUs 0,1,2 leased"));
 }
 
 TEST(PolicyFailureTest, FewerThanAskedSaysHowMany) {
@@ -851,9 +852,8 @@ TEST(PolicyFailureTest, FewerThanAskedSaysHowMany) {
   ASSERT_FALSE(selection.ok());
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_EQ(selection.error().message,
-            "2 GPUs asked, only 1 available: GPU 0 leased by alice (pid 4121, python train.py) "
-            "since 14:05; GPU 1 "
-            "leased by alice (pid 4121, python train.py) since 14:05; use --wait to queue");
+            "2 GPUs asked, only 1 available: GPUs 0,1 leased by alice (pid 4121, python "
+            "train.py) since 14:05; use --wait to queue");
   ASSERT_EQ(verdicts.size(), 3u);
   EXPECT_TRUE(verdicts[2].eligible);
   EXPECT_FALSE(verdicts[2].chosen);

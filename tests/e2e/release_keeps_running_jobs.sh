@@ -42,4 +42,10 @@ expect_eq "$(jq '.released | length' <<<"$OUT")" 1 "--all ends the running job's
 # The workload itself, so that nothing holds the test's output open.
 pkill -f -- "--name second " || true
 wait || true
+
+# A shell's several env leases end together: one warning for its one job.
+bash -c 'for _ in 1 2; do eval "$("$0" "$1" "$2" env 2>/dev/null)"; unset GPUPIN_LEASE_ID CUDA_VISIBLE_DEVICES; done
+  "$0" "$1" "$2" release --all' "$GPUPIN" "${SIM[@]}" >"$TEST_TMP/two.out" 2>"$TEST_TMP/two.err"
+expect_eq "$(grep -c '^released ' "$TEST_TMP/two.out")" 2 "the shell's two env leases"
+expect_eq "$(grep -c 'now without a lease' "$TEST_TMP/two.err")" 1 "the warning, once"
 echo PASS
