@@ -808,6 +808,7 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
     mine_would_free |= card.mine_would_free;
   }
   std::vector<std::string> blocked;
+  blocked.reserve(blocked_by.size());
   for (const auto& [reason, indices] : blocked_by) {
     blocked.push_back(fmt::format("GPU{} {} {}", indices.size() == 1 ? "" : "s",
                                   fmt::join(indices, ","), reason));
