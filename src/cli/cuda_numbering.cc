@@ -48,6 +48,7 @@ void CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
   auto [key, keyed] = KeyNow(inventory);
   looked_up_key_ = key;
   found_in_.clear();
+  followed_kept_ = false;
   // As Lookup reads: a state directory that does not exist is not made
   // for it (doctor only looks).
   found_ = Learn(inventory, key, probe, libcuda, keyed && !world_.StateDirMissing());
@@ -59,6 +60,7 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
   looked_up_key_ = key;
   found_.reset();
   found_in_.clear();
+  followed_kept_ = false;
   // An unkeyed order is neither kept nor taken from the directory.
   std::optional<FoundDriverOrder> found;
   // A state directory that does not exist keeps no order, and reading is
@@ -81,6 +83,7 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
           found->path));
       found_ = std::move(*order);
       found_in_ = found->path;
+      followed_kept_ = true;
       return found_;
     }
     world_.Verbose(fmt::format("the driver's order kept in {} is not used: {}", found->path, *gap));
@@ -94,6 +97,7 @@ std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
           "from {}): {}",
           when, FormatLocalClock(failure->failed_unix_ms + kProbeRetryAfterMs, now),
           failure->reason));
+      followed_kept_ = true;
       return found_;
     }
     if (policy_ == ProbePolicy::kProbeIfNeeded) {

@@ -44,12 +44,16 @@ class CudaNumbering {
   // order, or one probed by this process).
   const std::string& order_file() const { return found_in_; }
 
+  // Whether the last machine key Resolve looked up had a record it
+  // followed: a kept order, or a kept failure that still stands.
+  bool followed_kept() const { return followed_kept_; }
+
   // Takes the answer of a probe that a command ran itself, with every
   // CUDA_* variable unset (map --probe of an environment that sets neither
   // CUDA_VISIBLE_DEVICES nor CUDA_DEVICE_ORDER), as the probe Resolve would
   // run: where cuda:N of `inventory` would be a guess it is kept as Resolve
-  // keeps its own, replacing what was kept for this machine key, and
-  // Resolve follows it without asking the driver again.
+  // keeps its own, replacing what was kept for this machine key, and a
+  // later Resolve follows it without asking the driver again.
   void Adopt(const Inventory& inventory, const ProbeResult& probe, const std::string& libcuda);
 
  private:
@@ -74,6 +78,7 @@ class CudaNumbering {
   std::optional<DriverOrderKey> looked_up_key_;
   std::optional<DriverOrder> found_;
   std::string found_in_;
+  bool followed_kept_ = false;
 };
 
 // A probe child's environment: gpupin's own (so that the driver library

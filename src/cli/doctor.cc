@@ -79,22 +79,23 @@ Result<DriverAnswer> AskDriver(const World& world) {
 void GatherEnvironment(World& world, const std::optional<DriverAnswer>& asked, DoctorFacts& facts) {
   std::map<std::string, std::string> environment = ProcessEnvironment();
   facts.env = VisibilityEnvFromMap(environment);
-  // The driver's order where a ls or map kept it, or where --probe asked
-  // the driver for its own numbering of every device, as their probe does.
-  CudaNumbering numbering(world, ProbePolicy::kKeptOnly);
-  if (asked && !environment.contains("CUDA_VISIBLE_DEVICES") &&
-      !environment.contains("CUDA_DEVICE_ORDER")) {
-    numbering.Adopt(facts.inventory, asked->result, asked->libcuda);
-  }
-  facts.resolution = numbering.Resolve(facts.inventory, facts.env);
-  facts.driver_order_file = numbering.order_file();
-  if (asked) {
-    facts.probe =
-        DoctorProbe{asked->libcuda, asked->result,
-                    CompareProbe(facts.resolution, asked->result, facts.driver_order_file)};
-  }
   if (auto it = environment.find("SLURM_JOB_ID"); it != environment.end())
     facts.slurm_job_id = it->second;
+  // The driver's order where a ls or map kept it.
+  CudaNumbering numbering(world, ProbePolicy::kKeptOnly);
+  facts.resolution = numbering.Resolve(facts.inventory, facts.env);
+  facts.driver_order_file = numbering.order_file();
+  if (!asked) return;
+  // --probe asked what ls's probe asks: as map --probe, it stands in for
+  // that probe (with nothing kept, the model is its answer) and its answer
+  // replaces what was kept, after being checked against it.
+  if (!environment.contains("CUDA_VISIBLE_DEVICES") && !environment.contains("CUDA_DEVICE_ORDER")) {
+    const bool checks_kept = numbering.followed_kept();
+    numbering.Adopt(facts.inventory, asked->result, asked->libcuda);
+    if (!checks_kept) facts.resolution = numbering.Resolve(facts.inventory, facts.env);
+  }
+  facts.probe = DoctorProbe{asked->libcuda, asked->result,
+                            CompareProbe(facts.resolution, asked->result, facts.driver_order_file)};
 }
 
 // Docker and podman leave a marker file; other runtimes show in our cgroup.

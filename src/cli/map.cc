@@ -140,18 +140,24 @@ Result<int> Map(World& world, const MapOptions& options) {
   view.inventory = &*inventory;
   // Probes the driver when cuda:N would be a guess and no probe of this
   // boot and driver is kept (an order, or a failure that still stands).
-  // --probe asks the driver whatever is kept; asked as the kept order's
-  // probe asks, its answer is kept and followed, so that the driver is not
-  // asked twice and a kept failure it contradicts goes.
-  CudaNumbering numbering(world, ProbePolicy::kProbeIfNeeded);
+  // --probe asks the driver itself; where it asks what that probe asks, it
+  // stands in for it: with nothing kept, the model is its answer, and what
+  // was kept is checked against the answer, which then replaces it for the
+  // commands after this one.
+  const bool probe_is_kept = options.probe && NumbersEveryDeviceByDefault(*examined);
+  CudaNumbering numbering(world,
+                          probe_is_kept ? ProbePolicy::kKeptOnly : ProbePolicy::kProbeIfNeeded);
+  view.resolution = numbering.Resolve(*inventory, view.env);
   if (options.probe) {
     if (Status probed = Probe(world, *examined, view); !probed.ok()) return probed.error();
-    if (NumbersEveryDeviceByDefault(*examined))
+    const std::string order_file = numbering.order_file();
+    if (probe_is_kept) {
+      const bool checks_kept = numbering.followed_kept();
       numbering.Adopt(*inventory, *view.probe, *view.libcuda);
+      if (!checks_kept) view.resolution = numbering.Resolve(*inventory, view.env);
+    }
+    view.comparison = CompareProbe(view.resolution, *view.probe, order_file);
   }
-  view.resolution = numbering.Resolve(*inventory, view.env);
-  if (view.probe)
-    view.comparison = CompareProbe(view.resolution, *view.probe, numbering.order_file());
   view.asked_ordinal = asked;
   if (asked && (*asked >= static_cast<int>(view.resolution.visible.size()))) {
     return MakeError(ExitCode::kError,

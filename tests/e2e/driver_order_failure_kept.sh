@@ -125,9 +125,10 @@ expect_eq "$(jq -r .cuda_order <<<"$OUT")" driver "a planted failure is not foll
 
 # map --probe of an environment that leaves the driver its own numbering
 # (neither CUDA_VISIBLE_DEVICES nor CUDA_DEVICE_ORDER) asks what the kept
-# order's probe asks: its answer replaces a failure that still stands, map
-# numbers by it, and the next ls follows it without asking again. Asked
-# for part of the machine, its answer is not kept.
+# order's probe asks: map checks what gpupin had (here the guess) against
+# the answer, which then replaces the failure that still stood, and the
+# next ls follows it without asking again. Asked for part of the machine,
+# its answer is not kept.
 standing_failure() {
   jq --argjson at "$(now_ms)" '.probe_failed.unix_ms = $at' "$TEST_TMP/failure.json" >"$TEST_TMP/standing.json"
   rm -f "$KEPT"
@@ -139,7 +140,7 @@ expect_eq "$STATUS" 0 "map --probe of part of the machine"
 expect_eq "$(jq -c 'has("probe_failed")' "$KEPT")" true "a probe of part of the machine is not kept"
 run_status "$GPUPIN" --simulate "$MIXED" --json map --probe
 expect_eq "$STATUS" 0 "map --probe over a standing failure"
-expect_eq "$(jq -c '[.cuda_order, .probe.status]' <<<"$OUT")" '["driver","ok"]' "map numbers by the probe's answer"
+expect_eq "$(jq -c '[.cuda_order, .probe.status]' <<<"$OUT")" '["guess","ok"]' "map checks the guess against the driver"
 expect_eq "$(jq -c '[has("probe_failed"), (.fastest_first_uuids | length)]' "$KEPT")" '[false,3]' \
   "map --probe's order replaced the standing failure"
 kept=$(inode "$KEPT")
