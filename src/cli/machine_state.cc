@@ -34,10 +34,12 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
     return stat->start_stack;
   };
   facts.runs_gpupin = [stats](int pid) {
-    // Our own name, as the kernel keeps it: every user runs the same binary.
+    // The name as the kernel keeps it: gpupin's, or this program's own
+    // (started through a link or a copy of another name, it still counts
+    // the tickets of the others, and those of its own name).
     static const std::optional<ProcessStat> self = stats->Stat(getpid());
     std::optional<ProcessStat> other = stats->Stat(pid);
-    return self && other && other->comm == self->comm;
+    return other && (other->comm == "gpupin" || (self && other->comm == self->comm));
   };
   facts.process_stopped = [stats](int pid) { return ProcessStopped(*stats, pid); };
   facts.process_command = [&procfs](int pid) -> std::optional<std::string> {

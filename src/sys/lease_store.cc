@@ -377,9 +377,12 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& n
   // up the queue for as long as that process lives. The waiter is the
   // holder itself in tickets that name none (run's).
   const ProcessIdentity& waiter = ticket->waiter.value_or(ticket->holder);
-  const bool waiting = alive(waiter) && (!facts.runs_gpupin || facts.runs_gpupin(waiter.pid));
-  if (alive(ticket->holder) && waiting) return ticket;
-  RemoveIfAllowed(queue_, name);
+  const bool processes_alive = alive(ticket->holder) && alive(waiter);
+  if (processes_alive && (!facts.runs_gpupin || facts.runs_gpupin(waiter.pid))) return ticket;
+  // Removed only once its processes are gone: a live waiter of another
+  // name may be a gpupin after all (run through a link), and must not
+  // find its place gone.
+  if (!processes_alive) RemoveIfAllowed(queue_, name);
   return std::nullopt;
 }
 
