@@ -255,8 +255,11 @@ Result<int> ShowLeases(World& world, bool all) {
   if (std::vector<Holding> holdings = Holdings(world, *snapshot); !holdings.empty()) {
     Table table({{"USER"}, {"HOLDS", Align::kRight}, {"CAP"}});
     for (const Holding& holding : holdings) {
+      // gpupin gives no one more; more is held outside it (lease files
+      // written by hand) or from before the cap was lowered.
+      const bool over = holding.cap.limit && holding.held > *holding.cap.limit;
       table.AddRow({Printable(holding.user), std::to_string(holding.held),
-                    DescribeCap(world.rules(), holding.cap)});
+                    DescribeCap(world.rules(), holding.cap) + (over ? " (over it)" : "")});
     }
     out += "\n" + table.Render();
   }

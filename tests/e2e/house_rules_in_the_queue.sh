@@ -71,6 +71,14 @@ expect_eq "$(jq -r '.holdings[0].rule' <<<"$OUT")" "max_gpus_per_user = 2 in $ad
 expect_eq "$(jq '.queue | length' <<<"$OUT")" 1 "root's capped job waits in the queue"
 run_status gpupin leases
 grep -Eq "^root +2 +max_gpus_per_user = 2 in $admin:2" <<<"$OUT" || fail "leases' holdings table: $OUT"
+# A user over the cap (here lowered under root's two cards; a lease file
+# written by hand would do the same) is marked for the administrator.
+cp "$admin" "$TEST_TMP/admin.saved"
+sed -i 's/^max_gpus_per_user = 2$/max_gpus_per_user = 1/' "$admin"
+run_status gpupin leases
+grep -Eq "^root +2 +max_gpus_per_user = 1 in $admin:2 \(over it\)" <<<"$OUT" || fail "a user over the cap: $OUT"
+grep -Eq "^nobody +1 +max_gpus_per_user = 1 in $admin:2$" <<<"$OUT" || fail "a user at the cap: $OUT"
+cp "$TEST_TMP/admin.saved" "$admin"
 
 # The reserved card: not chosen while it is the only free one; named, it is.
 run_status "${AS_NOBODY[@]}" bash -c '"$0" --simulate "$1" pick --explain; exit $?' "$GPUPIN" "$scenario"
