@@ -97,6 +97,10 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, const std::s
   ticket.request =
       fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
                   request.request.mem_bytes ? " shared" : "");
+  // A waiter for named cards holds up everyone behind it while they stay
+  // busy (no backfill): leases shows why.
+  if (!request.request.only.empty())
+    ticket.request += fmt::format(" (--only {})", fmt::join(request.request.only, ","));
   ticket.count = request.request.count;
   ticket.created_unix_ms = now_unix_ms;
   return ticket;

@@ -25,5 +25,5 @@ expect_eq "$OUT" 0 "the card root's pick chose"
 wait_for_line "$TEST_TMP/nobody.err" "waiting: next in queue"
 run_status gpupin pick --ttl 5s
 expect_eq "$STATUS" 3 "root's pick behind nobody's real waiter"
-expect_contains "$ERR" "1 job is already waiting for GPUs (first: nobody, 1 GPU)" "root's pick behind nobody's waiter"
+expect_contains "$ERR" "1 job is already waiting for GPUs (first: nobody, 1 GPU (--only 0))" "root's pick behind nobody's waiter, and the card it waits for"
 echo PASS
