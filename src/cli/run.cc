@@ -167,13 +167,18 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   }
   // The lease ends with its holder, the command's process; removing the
   // file at once wakes waiters through inotify without waiting for anyone's
-  // liveness check.
+  // liveness check. Only that: with the lock held by someone else (a
+  // stopped gpupin, a hostile `flock`), the next reader finds the lease
+  // dead, and the command's end is not held back for the lock's 10 s.
   auto end_lease = [&] {
     Result<LeaseStore*> store = world.Leases();
-    if (store.ok()) {
-      (void)(*store)->Transact(
-          [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); });
-    }
+    if (!store.ok()) return;
+    Status removed = (*store)->Transact(
+        [&](LeaseTransaction& txn) { return txn.RemoveLease(acquired->lease.id); },
+        std::chrono::milliseconds(500));
+    if (!removed.ok())
+      world.Verbose("the ended lease's file is left to the next gpupin: " +
+                    removed.error().message);
   };
   const auto started_at = std::chrono::steady_clock::now();
   // The last JSON event: how the command ended, and after how long.

@@ -4,7 +4,9 @@
 # the lock (pid, user, command) and runs its job once the lock is free.
 # Meanwhile a `run --wait=5s` exits 3 at its 5 s, a `pick` without --wait
 # fails after the documented 10 s naming the holder, and doctor reports the
-# lock held too long, by whom.
+# lock held too long, by whom. The holder's job ends under the lock: its
+# gpupin exits with it, leaving the dead lease's file to the next gpupin
+# rather than waiting out the lock.
 # ctest: RUN_SERIAL
 source "$(dirname "$0")/lib.sh"
 
@@ -13,7 +15,10 @@ log="$TEST_TMP/workload.log"
 gpupin() { "$GPUPIN" --simulate "$SCENARIO" "$@"; }
 gpupin leases >/dev/null # creates the state directory and its lock
 
-gpupin run -- "$WORKLOAD" --seconds 2 --name holder --log "$log" 2>"$TEST_TMP/holder.err" &
+(
+  gpupin run -- "$WORKLOAD" --seconds 2 --name holder --log "$log" 2>"$TEST_TMP/holder.err"
+  now_ms >"$TEST_TMP/holder.exited"
+) &
 wait_for_line "$log" '"event":"start".*"name":"holder"'
 gpupin run --wait -- "$WORKLOAD" --seconds 0.2 --name waiter --log "$log" 2>"$TEST_TMP/waiter.err" &
 waiter=$!
@@ -49,6 +54,14 @@ wait "$pick" || status=$?
 expect_eq "$status" 1 "pick without --wait under the held lock"
 expect_contains "$(cat "$TEST_TMP/pick.err")" "(nobody: flock $GPUPIN_STATE_DIR/lock sleep 15) for 10000 ms" \
   "pick's message"
+
+ended_ms=$(event_field "$log" end holder t_ms)
+[[ -n $ended_ms ]] || fail "the holder's job did not end"
+wait_until 5 "the holder's gpupin to exit" test -s "$TEST_TMP/holder.exited"
+exited_ms=$(cat "$TEST_TMP/holder.exited")
+echo "the holder's gpupin exited $((exited_ms - ended_ms)) ms after its job, under the held lock"
+((exited_ms - ended_ms < 2000 * TIME_FACTOR)) ||
+  fail "the holder's gpupin waited $((exited_ms - ended_ms)) ms for the lock after its job ended"
 
 wait "$waiter" || fail "the queued job failed"
 started_ms=$(event_field "$log" start waiter t_ms)
