@@ -64,7 +64,10 @@ Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_
   struct stat info {};
   if (fstat(fd.get(), &info) != 0) return refuse(std::strerror(errno));
   if (!S_ISREG(info.st_mode)) return refuse("not a regular file");
-  if (trust == FileTrust::kCallersOwn && info.st_uid != geteuid())
+  // Root's, unwritable by others, is as good as the caller's own (made
+  // with `sudo vim ~/.config/gpupin/config.toml`): root could change it
+  // anyway.
+  if (trust == FileTrust::kCallersOwn && info.st_uid != geteuid() && !Untrusted(info).empty())
     return std::optional<std::string>();
   const std::string fix = fmt::format(
       "; its rules bind every user, so only root may write it: chown root {} && chmod go-w {}",

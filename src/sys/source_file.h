@@ -20,9 +20,10 @@ inline constexpr size_t kMaxSourceFileBytes = size_t{4} * 1024 * 1024;
 Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes = kMaxSourceFileBytes);
 
 enum class FileTrust {
-  // A user's own defaults: a file that is not the caller's, or lies where
-  // the caller cannot look (HOME left pointing at another user's home by
-  // sudo or setpriv), counts as none.
+  // A user's own defaults: a file that is neither the caller's nor root's
+  // (root's writable by no one else), or lies where the caller cannot look
+  // (HOME left pointing at another user's home by sudo or setpriv), counts
+  // as none.
   kCallersOwn,
   // A file whose word binds everyone (the admin's /etc/gpupin/config.toml):
   // only root may write it or its folder, or anyone could change the rules.

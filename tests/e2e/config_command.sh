@@ -51,6 +51,16 @@ expect_eq "$(jq -c .you <<<"$OUT")" \
   "{\"user\":\"nobody\",\"gpus_held\":0,\"max_gpus_per_user\":1,\"rule\":\"max_gpus_per_user = 1 of [limits.users.nobody] in $admin:9\"}" \
   "nobody's holdings against their cap"
 expect_eq "$(setting "$OUT" prefer from)" "built in" "nobody does not read root's file"
+# A file in nobody's own place that root made for them (sudo vim) is read,
+# one that another user owns is not.
+mkdir -p "$TEST_TMP/xdg-nobody/gpupin"
+printf '[defaults]\nprefer = "index"\n' >"$TEST_TMP/xdg-nobody/gpupin/config.toml"
+chmod -R a+rX "$TEST_TMP/xdg-nobody"
+run_status "${AS_NOBODY[@]}" env XDG_CONFIG_HOME="$TEST_TMP/xdg-nobody" "$GPUPIN" --simulate "$scenario" --json config
+expect_eq "$(setting "$OUT" prefer value)" index "root's file in nobody's place"
+chown daemon "$TEST_TMP/xdg-nobody/gpupin/config.toml"
+run_status "${AS_NOBODY[@]}" env XDG_CONFIG_HOME="$TEST_TMP/xdg-nobody" "$GPUPIN" --simulate "$scenario" --json config
+expect_eq "$(setting "$OUT" prefer from)" "built in" "another user's file in nobody's place"
 limits=$(jq -c .limits <<<"$json")
 
 # No user's file, --config, option or variable moves a limit.
