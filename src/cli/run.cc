@@ -156,12 +156,15 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   if (!acquired.ok()) return acquired.error();
 
   EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);
-  if (world.options().json) {
+  // The command's process, killed while gpupin waited, holds a dead lease:
+  // no start to announce (Start says how it ended).
+  const bool announced = !child->Ended();
+  if (announced && world.options().json) {
     nlohmann::ordered_json event = AcquiredToJson(*acquired);
     event["event"] = "start";
     event["cuda_visible_devices"] = *env.at("CUDA_VISIBLE_DEVICES");
     std::fprintf(stderr, "%s\n", JsonText(event, -1).c_str());
-  } else {
+  } else if (announced) {
     world.Note(fmt::format("running on {} as CUDA_VISIBLE_DEVICES={}", DescribeChosen(*acquired),
                            *env.at("CUDA_VISIBLE_DEVICES")));
   }
@@ -206,7 +209,7 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
     std::fprintf(stderr, "gpupin: %s: %s\n", started.error().message.c_str(),
                  Printable(command.front()).c_str());
     // A start event has one end, even for a command that never ran.
-    report_end(127);
+    if (announced) report_end(127);
     return 127;
   }
   if (verify_given || options.stop_on_mismatch) {

@@ -47,7 +47,8 @@ class PendingChild {
   // so it is not sent twice). Fails when exec fails, naming the reason.
   Status Start(const std::vector<std::string>& argv, const EnvChanges& env);
 
-  // Whether the started child has ended, without reaping it.
+  // Whether the child has ended, started or not (killed while gpupin
+  // waited), without reaping it.
   bool Ended() const;
 
   // Waits for the started child and returns its status as a shell reports

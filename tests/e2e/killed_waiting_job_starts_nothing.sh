@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The process `gpupin run --wait` made for its command is killed while it
 # waits for a card: when the card frees, nothing runs, no lease is left,
-# gpupin says so in one line and ends as its command would have (137).
+# gpupin says so in one line (and announces no start) and ends as its
+# command would have (137).
 # (It died of SIGPIPE, 141, writing to the dead process.)
 source "$(dirname "$0")/lib.sh"
 scenario="$GPUPIN_SOURCE_DIR/tests/e2e/fixtures/one-gpu.json"
@@ -21,6 +22,7 @@ expect_eq "$status" 137 "the waiter's exit status"
 expect_contains "$(cat "$TEST_TMP/waiter.err")" \
   "gpupin: the command's process was killed by SIGKILL while gpupin waited for GPUs; nothing ran" \
   "what the waiter said"
+[[ $(cat "$TEST_TMP/waiter.err") != *"running on"* ]] || fail "a start was announced: $(cat "$TEST_TMP/waiter.err")"
 [[ ! -e $TEST_TMP/ran ]] || fail "the command ran"
 expect_eq "$("$GPUPIN" --simulate "$scenario" --json leases | jq '.leases | length')" 0 "leases left"
 echo PASS
