@@ -83,17 +83,16 @@ Result<int> Ps(World& world, const PsOptions& options) {
       store.ok() ? (*store)->ReadLeases() : Result<std::vector<Lease>>(store.error());
   if (read.ok()) {
     leases = std::move(*read);
+  } else if (options.kill) {
+    // Without the leases, a process that took its own lease (gpupin.pin())
+    // would look orphaned: nothing is ended then.
+    return read.error().WithContext("ps --kill: cannot tell live jobs from leftovers");
   } else {
     world.Note("jobs not shown: " + read.error().message);
   }
   std::vector<GpuProcessRow> rows =
       DescribeGpuProcessRows(*inventory, leases, liveness, world.procfs());
-  if (options.kill) {
-    // Without the leases, a process that took its own lease (gpupin.pin())
-    // would look orphaned: nothing is ended then.
-    if (!leases) return read.error().WithContext("ps --kill: cannot tell live jobs from leftovers");
-    return KillLeftovers(world, options.killing, *inventory, rows);
-  }
+  if (options.kill) return KillLeftovers(world, options.killing, *inventory, rows);
   size_t invisible = 0;
   for (const GpuProcessRow& row : rows) invisible += row.visible ? 0 : 1;
   if (options.leftovers)

@@ -3,7 +3,8 @@
 # in the queue for the only card. The waiter keeps its place, says who holds
 # the lock (pid, user, command) and runs its job once the lock is free.
 # Meanwhile a `run --wait=5s` exits 3 at its 5 s, a `pick` without --wait
-# fails after the documented 10 s naming the holder, and doctor reports the
+# fails after the documented 10 s naming the holder (and ps --kill, in one
+# line, kills nothing), and doctor reports the
 # lock held too long, by whom. The holder's job ends under the lock: its
 # gpupin exits with it, leaving the dead lease's file to the next gpupin
 # rather than waiting out the lock.
@@ -34,6 +35,8 @@ gpupin run --wait=5s -- true 2>"$TEST_TMP/wait5.err" &
 wait5=$!
 gpupin pick 2>"$TEST_TMP/pick.err" &
 pick=$!
+gpupin ps --leftovers --kill --yes >/dev/null 2>"$TEST_TMP/kill.err" &
+kill_leftovers=$!
 run_status gpupin doctor
 grep -Eq "^state_dir +fail .*lock has been held by pid [0-9]+ \(nobody: flock " <<<"$OUT" ||
   fail "doctor while nobody holds the lock: $OUT"
@@ -62,6 +65,12 @@ exited_ms=$(cat "$TEST_TMP/holder.exited")
 echo "the holder's gpupin exited $((exited_ms - ended_ms)) ms after its job, under the held lock"
 ((exited_ms - ended_ms < 2000 * TIME_FACTOR)) ||
   fail "the holder's gpupin waited $((exited_ms - ended_ms)) ms for the lock after its job ended"
+
+status=0
+wait "$kill_leftovers" || status=$?
+expect_eq "$status" 1 "ps --leftovers --kill under the held lock"
+expect_eq "$(wc -l <"$TEST_TMP/kill.err")" 1 "ps --kill's error is one line: $(cat "$TEST_TMP/kill.err")"
+expect_contains "$(cat "$TEST_TMP/kill.err")" "ps --kill: cannot tell live jobs from leftovers" "ps --kill's error"
 
 wait "$waiter" || fail "the queued job failed"
 started_ms=$(event_field "$log" start waiter t_ms)
