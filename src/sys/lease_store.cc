@@ -253,7 +253,13 @@ std::string LeaseStore::LockHolder() const {
   std::optional<int> pid;
   if (fstatat(root_.fd(), kLockName, &st, AT_SYMLINK_NOFOLLOW) == 0)
     pid = ProcFs().FlockHolder(st.st_dev, st.st_ino);
-  return pid ? DescribeProcess(ProcFs(), *pid) : "an unknown process";
+  if (!pid) return "an unknown process";
+  // /proc/locks names the process that took the lock; one that exited
+  // while a child it started keeps the descriptor leaves only its pid.
+  if (!ProcFs().Stat(*pid))
+    return fmt::format("pid {} (no longer running: a process it started holds the lock open)",
+                       *pid);
+  return DescribeProcess(ProcFs(), *pid);
 }
 
 std::optional<std::string> LeaseStore::OwnerWarning() const {

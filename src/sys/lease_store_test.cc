@@ -1,8 +1,10 @@
 #include "sys/lease_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -864,6 +866,39 @@ TEST(LeaseStoreQueue, WaitersAreServedFirstComeFirstServed) {
     EXPECT_TRUE(t.LiveTickets(RealFacts()).empty());
     EXPECT_TRUE(t.ReadTickets().empty()) << "the victim's ticket is cleaned up";
   });
+}
+
+TEST(LeaseStore, ALockHeldByTheChildOfAGoneProcessIsSaidSo) {
+  // /proc/locks keeps the pid of the process that took the lock: here one
+  // that exits at once, leaving the descriptor to the child it started.
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  const std::string lock = f.tmp / "state/lock";
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t taker = fork();
+  ASSERT_GE(taker, 0);
+  if (taker == 0) {
+    const int fd = open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+    if (fork() == 0) {
+      const pid_t self = getpid();
+      (void)!write(ready[1], &self, sizeof self);
+      pause();  // holds the descriptor until the test kills it
+    }
+    _exit(0);
+  }
+  close(ready[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(taker, &status, 0), taker);
+  pid_t keeper = 0;
+  ASSERT_EQ(read(ready[0], &keeper, sizeof keeper), static_cast<ssize_t>(sizeof keeper));
+  close(ready[0]);
+  EXPECT_EQ(
+      store->LockHolder(),
+      fmt::format("pid {} (no longer running: a process it started holds the lock open)", taker));
+  kill(keeper, SIGKILL);
 }
 
 }  // namespace
