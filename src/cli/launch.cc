@@ -32,6 +32,10 @@ Result<AcquireRequest> MakeAcquireRequest(const World& world, const PolicyFlags&
     Result<int64_t> wait_ms = ParseDurationMs(*flags.wait);
     if (!wait_ms.ok()) return wait_ms.error().OfOption("--wait");
     acquire.wait_ms = *wait_ms;
+    // Waiting at most no time is not waiting: no place in the queue to
+    // take and give up at once (a script's computed timeout, Python's
+    // timeout=0).
+    if (*wait_ms == 0) acquire.wait = false;
   }
   Result<int64_t> poll_ms = ParseDurationMs(flags.poll);
   if (!poll_ms.ok()) return poll_ms.error().OfOption("--poll");

@@ -63,7 +63,8 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
           ->check(WholeNumber(1, 10000));
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
-                 "queue until GPUs are free (optionally at most DURATION, then exit 3); the user "
+                 "queue until GPUs are free (optionally at most DURATION, then exit 3; 0: no "
+                 "waiting); the user "
                  "holding the fewest cards goes first, ties by arrival, each user's jobs in order "
                  "(queue = \"fifo\" in the admin config: arrival order); a state lock held by "
                  "another process is waited out, naming it; Ctrl-C, SIGTERM or "

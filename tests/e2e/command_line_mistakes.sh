@@ -167,4 +167,13 @@ for size in 5Gi 20GiB 1P 4096B; do
   run_status "$GPUPIN" "${SIM[@]}" pick --mem "$size"
   [[ $ERR != *"invalid size"* ]] || fail "--mem $size refused: $ERR"
 done
+# --wait=0 waits no time: it takes no place in the queue and does not say
+# it waits.
+"$GPUPIN" "${SIM[@]}" release --all >/dev/null 2>&1
+"$GPUPIN" "${SIM[@]}" pick --count 4 >/dev/null
+run_status "$GPUPIN" "${SIM[@]}" run --wait=0 -- true
+expect_eq "$STATUS" 3 "--wait=0 with every card taken"
+[[ $ERR != *"waiting:"* ]] || fail "--wait=0 said it waited: $ERR"
+expect_contains "$ERR" "no GPU available" "--wait=0 fails as without --wait"
+"$GPUPIN" "${SIM[@]}" release >/dev/null 2>&1
 echo PASS
