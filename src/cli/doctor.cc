@@ -240,7 +240,7 @@ Json ToJson(const std::vector<Finding>& findings, const DoctorFacts& facts) {
                       {"line", p.line},
                       {"kind", PythonFindingKindName(p.kind)},
                       {"message", p.message},
-                      {"fix", p.fix}});
+                      {"fix", p.fix.empty() ? Json(nullptr) : Json(p.fix)}});
   }
   return Json{{"schema_version", kJsonSchemaVersion},
               {"ok", DoctorExitCode(findings) == ExitCode::kOk},

@@ -39,6 +39,12 @@ run_status "$GPUPIN" "${SIM[@]}" --json doctor "$PY/before_import.py" "$PY/every
 expect_eq "$(jq -c '[.ok, (.python | length), .python[0].line, .python[0].kind]' <<<"$OUT")" \
   '[false,14,7,"visibility_set_after_import"]' "json python findings"
 
+# A harmless case has nothing to fix: its fix is null, as a check's.
+printf 'import torch\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n' >"$TEST_TMP/harmless.py"
+run_status "$GPUPIN" "${SIM[@]}" --json doctor "$TEST_TMP/harmless.py"
+expect_eq "$(jq -c '[.python[0].kind, .python[0].fix]' <<<"$OUT")" \
+  '["visibility_set_after_harmless_import",null]' "json: nothing to fix"
+
 # DataParallel without device_ids is a warning: exit 0.
 run_status "$GPUPIN" "${SIM[@]}" doctor "$PY/data_parallel.py"
 expect_eq "$STATUS" 0 "DataParallel only warns"
