@@ -118,9 +118,19 @@ Result<size_t> ResolveGpuId(const std::vector<Gpu>& gpus, const std::string& id,
                                  option, shown, option));
   }
   if (matches.empty()) {
-    return MakeError(
-        ExitCode::kUsage,
-        fmt::format("{} {}: no GPU has a UUID that starts so; see gpupin ls", option, shown));
+    // What else the id may have been meant as, since it is no UUID prefix.
+    const bool digits_around_dash = id.find('-') != std::string_view::npos && id.find('-') > 0 &&
+                                    id.find('-') + 1 < id.size() &&
+                                    id.find_first_not_of("0123456789-") == std::string_view::npos;
+    std::string meant =
+        digits_around_dash ? fmt::format("{} takes no ranges: list the indices, e.g. 0,1,2", option)
+        : StartsWithIgnoreCase(id, "cuda:")
+            ? "cuda:N is CUDA's numbering, which CUDA_VISIBLE_DEVICES changes: give the NVML "
+              "index (gpupin map cuda:N says which GPU it is)"
+        : id.find(':') != std::string_view::npos
+            ? "a PCI bus id? give the GPU's NVML index or UUID (gpupin ls lists both)"
+            : "no GPU has a UUID that starts so; see gpupin ls";
+    return MakeError(ExitCode::kUsage, fmt::format("{} {}: {}", option, shown, meant));
   }
   std::vector<std::string> names;
   names.reserve(matches.size());

@@ -998,6 +998,14 @@ INSTANTIATE_TEST_SUITE_P(
             "--exclude 99999999999999999999: no GPU has that index (NVML indices here run 0 to 7)"},
         UsageCase{"NoSuchUuid", [](PolicyInput& in) { in.request.order = {"GPU-abc"}; },
                   "--order GPU-abc: no GPU has a UUID that starts so; see gpupin ls"},
+        UsageCase{"ARange", [](PolicyInput& in) { in.request.only = {"0-3"}; },
+                  "--only 0-3: --only takes no ranges: list the indices, e.g. 0,1,2"},
+        UsageCase{"ACudaOrdinal", [](PolicyInput& in) { in.request.exclude = {"cuda:1"}; },
+                  "--exclude cuda:1: cuda:N is CUDA's numbering, which CUDA_VISIBLE_DEVICES "
+                  "changes: give the NVML index (gpupin map cuda:N says which GPU it is)"},
+        UsageCase{"ABusId", [](PolicyInput& in) { in.request.only = {"00000000:1B:00.0"}; },
+                  "--only 00000000:1B:00.0: a PCI bus id? give the GPU's NVML index or UUID "
+                  "(gpupin ls lists both)"},
         UsageCase{"MigInstanceUuid",
                   [](PolicyInput& in) {
                     in.gpus[3].mig_devices = {MigDevice{}};
