@@ -50,18 +50,22 @@ struct DeviceFacts {
   std::optional<uint32_t> mig_index;
   std::string pci_bus_id;
   std::string name;
+  // NVML's spelling, with the prefix (MIG- for an instance) that the
+  // driver's 16 bytes do not carry.
+  std::string uuid;
 };
 
 // Finds a device by UUID, as the model or the driver writes it.
 std::optional<DeviceFacts> FindDevice(const Inventory& inventory, std::string_view uuid) {
   for (const Gpu& gpu : inventory.gpus) {
     if (SameCudaUuid(gpu.uuid, uuid))
-      return DeviceFacts{std::to_string(gpu.index), gpu.index, std::nullopt, gpu.pci_bus_id,
-                         gpu.name};
+      return DeviceFacts{
+          std::to_string(gpu.index), gpu.index, std::nullopt, gpu.pci_bus_id, gpu.name, gpu.uuid};
     for (const MigDevice& mig : gpu.mig_devices) {
       if (SameCudaUuid(mig.uuid, uuid)) {
-        return DeviceFacts{fmt::format("{}/mig{}", gpu.index, mig.index), gpu.index, mig.index,
-                           gpu.pci_bus_id, mig.name.empty() ? gpu.name : mig.name};
+        return DeviceFacts{
+            fmt::format("{}/mig{}", gpu.index, mig.index), gpu.index, mig.index, gpu.pci_bus_id,
+            mig.name.empty() ? gpu.name : mig.name,        mig.uuid};
       }
     }
   }
@@ -71,7 +75,7 @@ std::optional<DeviceFacts> FindDevice(const Inventory& inventory, std::string_vi
 DeviceFacts FactsOf(const Inventory& inventory, const VisibleDevice& device) {
   return FindDevice(inventory, device.uuid)
       .value_or(DeviceFacts{std::to_string(device.gpu_index), device.gpu_index, device.mig_index,
-                            "", ""});
+                            "", "", device.uuid});
 }
 
 std::vector<const VisibleDevice*> ShownDevices(const MapView& view) {
@@ -98,7 +102,7 @@ std::string ProbeTable(const MapView& view) {
     std::optional<DeviceFacts> facts =
         device.uuid ? FindDevice(*view.inventory, *device.uuid) : std::nullopt;
     table.AddRow({fmt::format("cuda:{}", device.ordinal), facts ? facts->gpu : "?",
-                  device.pci_bus_id.value_or("?"), device.uuid.value_or("?"),
+                  device.pci_bus_id.value_or("?"), facts ? facts->uuid : device.uuid.value_or("?"),
                   device.name.value_or("?")});
   }
   return table.Render();
@@ -208,7 +212,7 @@ Json ProbeJson(const MapView& view) {
     devices.push_back({{"cuda_ordinal", device.ordinal},
                        {"gpu_index", facts ? OrNull(facts->gpu_index) : Json()},
                        {"mig_index", facts ? OrNull(facts->mig_index) : Json()},
-                       {"uuid", OrNull(device.uuid)},
+                       {"uuid", facts ? Json(facts->uuid) : OrNull(device.uuid)},
                        {"pci_bus_id", OrNull(device.pci_bus_id)},
                        {"name", OrNull(device.name)},
                        {"errors", device.errors}});

@@ -56,6 +56,13 @@ run_status "$GPUPIN" "${SIM[@]}" --json map --probe --env 'CUDA_VISIBLE_DEVICES=
 expect_eq "$(jq -c '[.probe.status, .probe.cuda_error, .probe.agree, (.devices | length)]' <<<"$OUT")" \
   '["init_failed",101,true,0]' "a repeated device: the driver refuses the list, as the model expects"
 
+# A MIG instance: CUDA gives its UUID as 16 bytes without a prefix; both
+# lists spell it as NVML does, MIG-…, so that they match on uuid.
+MIG_SIM=(--simulate "$EXAMPLES/a100-mig.json")
+run_status "$GPUPIN" "${MIG_SIM[@]}" --json map --probe --env 'CUDA_VISIBLE_DEVICES=MIG-a1ca'
+expect_eq "$(jq -c '[.devices[0].uuid == .probe.devices[0].uuid, (.probe.devices[0].uuid | startswith("MIG-")), .probe.agree]' <<<"$OUT")" \
+  '[true,true,true]' "a MIG instance is MIG-… in both lists"
+
 # pick inside CUDA_VISIBLE_DEVICES=0 with PCI_BUS_ID: which card that is is
 # certain, and pick says nothing (the guessed case:
 # driver_order_probed_once.sh).
