@@ -132,6 +132,9 @@ _gpupin() {
       if _gpupin_runs_command "$command"; then
         if declare -F _command_offset >/dev/null; then
           _command_offset $((i + 1))
+        elif ((cword == i + 1)); then
+          # Without bash-completion: the command's name, then files.
+          mapfile -t COMPREPLY < <(compgen -c -- "$cur" | awk '!seen[$0]++')
         else
           compopt -o default 2>/dev/null
           COMPREPLY=()

@@ -46,6 +46,8 @@ ask 7 "gpupin --simulate $server pick --only "
 ask 3,5 "gpupin --simulate $server run --exclude 3,"
 ask "$lease" "gpupin --simulate $server release "
 
+all_queries=("${queries[@]}")
+
 # bash, with bash-completion as installed systems have it, and without.
 bash_answers() { # BASH_COMPLETION_FILE or ""
   PATH="$GPUPIN_BIN_DIR:$PATH" bash --norc --noprofile -c '
@@ -81,6 +83,13 @@ check_answers "bash" "$answers"
 check_answers "bash without bash-completion" "$(bash_answers "")"
 expect_eq "$(sed -n "$((pick_query + 1))p" <<<"$answers")" "pick" "bash: 'gpupin pi' completes to pick alone"
 expect_eq "$(sed -n "$((prefer_query + 1))p" <<<"$answers")" "free util index" "bash: --prefer values"
+
+# After the "--" of a command that runs one: the command's name, with
+# bash-completion or without.
+queries=("gpupin run -- gpupin-sim-work")
+expect_contains "$(bash_answers "$bash_completion")" gpupin-sim-workload "bash: a command after run --"
+expect_contains "$(bash_answers "")" gpupin-sim-workload "bash without bash-completion: a command after run --"
+queries=("${all_queries[@]}")
 
 # fish: `complete -C` prints a candidate and its description per line. A
 # short option typed whole completes to nothing more: ask for it after "-".

@@ -59,6 +59,8 @@ expect_eq "$(head -1 <<<"$ERR" | jq -r '.event + " " + .docker_args[1]')" "start
 cid=$(tail -1 <<<"$ERR" | jq -r 'select(.event == "container") | .container_id')
 expect_eq "$cid" "$OUT" "the container event names the container docker printed"
 docker rm -f "$cid"
+# Its lease ends when the fake client's `docker wait` notices.
+wait_until 10 "the --json run -d lease to end with its container" bash -c "[[ \$(\"$GPUPIN\" ${SIM[*]} --json leases | jq '.leases | length') == 0 ]]"
 
 # --print reserves and prints the flag only.
 run_status "$GPUPIN" "${SIM[@]}" docker --print
