@@ -465,6 +465,13 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   if (env_config && *env_config && !help_or_version &&
       std::none_of(own_args.begin(), own_args.end(),
                    [](const std::string& a) { return a.starts_with("--config"); })) {
+    // Named as what the user set, not as an option never typed.
+    if (std::string problem = ConfigFileProblem(env_config); !problem.empty()) {
+      return PrintError(MakeError(
+          ExitCode::kUsage, fmt::format("GPUPIN_CONFIG: {}; point it at a gpupin config file, or "
+                                        "unset it",
+                                        problem)));
+    }
     own_args.insert(own_args.begin(), {"--config", env_config});
   }
   std::reverse(own_args.begin(), own_args.end());

@@ -539,6 +539,12 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
                              "gives defaults only",
                              admin_file_));
     }
+    if (name == "defaults") {
+      place.Fail(key.source(),
+                 "[defaults]: that section is for the admin's file and your own "
+                 "(~/.config/gpupin/config.toml); in a --config file defaults stand at the top, "
+                 "and a command's under [run], [pick], …");
+    }
     const CLI::App* command = Subcommand(app_, name, build_rest_);
     if (!command) {
       place.Fail(key.source(),

@@ -41,7 +41,10 @@ expect_one_line_rc2 "a bad UUID" "bad-uuid.json: gpus[0].uuid: invalid UUID" --s
 expect_one_line_rc2 "a 17 MiB scenario" "huge.json: larger than 16 MiB" --simulate "$TEST_TMP/huge.json" ls
 expect_one_line_rc2 "a missing scenario" "cannot read simulated server" --simulate "$TEST_TMP/missing.json" ls
 expect_one_line_rc2 "--config ''" "gpupin: --config: give a file name" --config "" ls
-GPUPIN_CONFIG=/dev/zero expect_one_line_rc2 "GPUPIN_CONFIG=/dev/zero" "--config: /dev/zero: not a regular file" ls
+GPUPIN_CONFIG=/dev/zero expect_one_line_rc2 "GPUPIN_CONFIG=/dev/zero" \
+  "gpupin: GPUPIN_CONFIG: /dev/zero: not a regular file; point it at a gpupin config file, or unset it" ls
+GPUPIN_CONFIG=$TEST_TMP/none.toml expect_one_line_rc2 "a GPUPIN_CONFIG that names no file" \
+  "gpupin: GPUPIN_CONFIG: $TEST_TMP/none.toml: No such file or directory" ls
 # A waiter's job reads the scenario too; none of this leaves anything queued.
 expect_eq "$(find "$GPUPIN_STATE_DIR" -name '*.json' 2>/dev/null | wc -l)" 0 "records left in the state directory"
 echo PASS
