@@ -90,7 +90,8 @@ run_status gpupin ls
 grep -Eq '^ *3 .*reserved' <<<"$OUT" || fail "ls marks the reserved card: $OUT"
 
 # root's jobs end; its capped waiter runs.
-pkill -f -- "--name (root[12]|nobody1) " || true
+# By pid: a pattern would also match other tests' workloads running beside this one.
+for name in root1 root2 nobody1; do kill "$(event_field "$log" start "$name" pid)" || true; done
 wait "$root3" || fail "root's third job failed: $(cat "$TEST_TMP/root3.err")"
 wait || true
 expect_no_overlap "$log"
@@ -108,7 +109,7 @@ job cap_one 0.5 --wait 2>"$TEST_TMP/cap_one.err" &
 wait_for_line "$TEST_TMP/cap_one.err" "waiting"
 expect_contains "$(cat "$TEST_TMP/cap_one.err")" "waiting: 2nd in queue (1 ahead: root," \
   "root's one-card job waits behind its two-card job at the cap"
-pkill -f -- "--name cap_hold " || true
+kill "$(event_field "$log" start cap_hold pid)" || true
 wait
 two=$(event_field "$log" start cap_two t_ms)
 one=$(event_field "$log" start cap_one t_ms)

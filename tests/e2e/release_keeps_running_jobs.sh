@@ -40,7 +40,7 @@ wait_for_line "$log" '"name":"second"'
 run_status "$GPUPIN" "${SIM[@]}" --json release --all
 expect_eq "$(jq '.released | length' <<<"$OUT")" 1 "--all ends the running job's lease"
 # The workload itself, so that nothing holds the test's output open.
-pkill -f -- "--name second " || true
+kill "$(event_field "$log" start second pid)" || true
 wait || true
 
 # A shell's several env leases end together: one warning for its one job.
