@@ -99,8 +99,12 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, const std::s
                   request.request.mem_bytes ? " shared" : "");
   // A waiter for named cards holds up everyone behind it while they stay
   // busy (no backfill): leases shows why.
+  std::vector<std::string> named;
   if (!request.request.only.empty())
-    ticket.request += fmt::format(" (--only {})", fmt::join(request.request.only, ","));
+    named.push_back(fmt::format("--only {}", fmt::join(request.request.only, ",")));
+  if (!request.request.exclude.empty())
+    named.push_back(fmt::format("--exclude {}", fmt::join(request.request.exclude, ",")));
+  if (!named.empty()) ticket.request += fmt::format(" ({})", fmt::join(named, " "));
   ticket.count = request.request.count;
   ticket.created_unix_ms = now_unix_ms;
   return ticket;
@@ -588,6 +592,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     // Read afresh, not the decision's remembered stats: the start time is
     // checked after the pidfd is opened, so that a process that ended since
     // the decision and whose pid was reused is not watched in its place.
+    // And the process the cards are for (run's command, the shell of env
+    // or pick): gone, nobody would use them.
+    watched.push_back(request.holder);
     waiting_on.WatchProcesses(watched,
                               [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); });
     waiting_on.WakeOnInterrupt(interrupts ? interrupts->wake_fd() : -1);
@@ -608,6 +615,13 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     // waiter beyond the last card of every round looking in vain. Never on
     // a nudge, or the whole queue would wake.
     if (woke == WakeReason::kInterrupted) return give_up(StoppedBy(interrupts->signal()));
+    if (LiveProcessStartTime(procfs, request.holder.pid) != request.holder.start_time_ticks) {
+      return give_up(MakeError(
+          ExitCode::kError,
+          fmt::format(
+              "pid {}, which the GPUs were for, ended while waiting; nothing to take them for",
+              request.holder.pid)));
+    }
     const bool card_may_be_free = ticket && woke == WakeReason::kProcessExited;
     if (woke == WakeReason::kDeadline) {
       return give_up(MakeError(

@@ -153,7 +153,12 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   request->shell = CallingShell(world);
   request->command = LeaseCommand(command);
   Result<Acquired> acquired = AcquireGpus(world, *request);
-  if (!acquired.ok()) return acquired.error();
+  if (!acquired.ok()) {
+    // The command's process, killed while gpupin waited, ends the wait:
+    // said as how it ended (run dies by its signal), not as the wait's end.
+    if (std::optional<Error> gone = child->EndedBeforeStart()) return *gone;
+    return acquired.error();
+  }
 
   EnvChanges env = EnvironmentFor(*acquired, options.policy.uuid);
   // The command's process, killed while gpupin waited, holds a dead lease:

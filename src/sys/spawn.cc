@@ -372,6 +372,11 @@ Error PendingChild::Vanished() {
                    "the command's process ended while gpupin waited for GPUs; nothing ran");
 }
 
+std::optional<Error> PendingChild::EndedBeforeStart() {
+  if (!Ended()) return std::nullopt;
+  return Vanished();
+}
+
 bool PendingChild::Ended() const {
   siginfo_t info = {};
   if (waitid(P_PID, static_cast<id_t>(identity_.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ class PendingChild {
   // Whether the child has ended, started or not (killed while gpupin
   // waited), without reaping it.
   bool Ended() const;
+
+  // For a child that ended before Start (killed while gpupin waited): how
+  // it ended, as Start would say it, the child reaped; nullopt while it
+  // waits to be started.
+  std::optional<Error> EndedBeforeStart();
 
   // Waits for the started child and returns its status as a shell reports
   // it: the exit code, or 128+signal.
