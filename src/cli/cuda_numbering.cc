@@ -46,6 +46,13 @@ void CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
                           const std::string& libcuda) {
   if (!ResolveVisibleDevices(inventory.gpus, VisibilityEnv{}).order_is_guess) return;
   auto [key, keyed] = KeyNow(inventory);
+  // A probe that gives no order leaves an order that one gave: the driver
+  // failing now (hung, a card in reset) says nothing against it.
+  if (looked_up_key_ == key && followed_kept_ && found_ &&
+      !DriverOrderFromProbe(key, probe, inventory.gpus)) {
+    world_.Verbose("the kept order stays: this probe gave none");
+    return;
+  }
   looked_up_key_ = key;
   found_in_.clear();
   followed_kept_ = false;

@@ -148,4 +148,9 @@ timed "$GPUPIN" --simulate "$MIXED" --json ls
 expect_eq "$(jq -c '[[.gpus | sort_by(.cuda_ordinal) | .[].index], .cuda_order]' <<<"$OUT")" \
   '[[1,2,0],"driver"]' "ls follows the order map --probe kept"
 expect_eq "$(inode "$KEPT")" "$kept" "ls did not probe again"
+# A map --probe whose driver hangs leaves that order alone.
+timed "$GPUPIN" --simulate "$HANG" --json map --probe
+expect_eq "$(jq -r .probe.status <<<"$OUT")" timed_out "map --probe: the driver hung"
+expect_eq "$(jq -c '[has("probe_failed"), (.fastest_first_uuids | length)]' "$KEPT")" '[false,3]' \
+  "a failed map --probe does not replace a kept order"
 echo PASS
