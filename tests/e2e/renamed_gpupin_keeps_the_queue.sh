@@ -14,14 +14,15 @@ log="$TEST_TMP/log"
 "$GPUPIN" --simulate "$SCENARIO" -q run --only 0 -- "$WORKLOAD" --seconds 60 --name holder --log "$log" &
 wait_for_line "$log" '"name":"holder"'
 ALSO_KILL=("$(event_field "$log" start holder pid)")
-"${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" run --wait --only 0 -- true 2>"$TEST_TMP/nobody.err" &
+"${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" run --wait --only 0,1 --exclude 1 -- true 2>"$TEST_TMP/nobody.err" &
 nobody=$!
 wait_for_line "$TEST_TMP/nobody.err" "waiting: next in queue"
 
 # Root's gp, as root, on a free card: behind nobody's waiter, whose ticket stays.
 run_status "$GP" --simulate "$SCENARIO" run --only 2 -- true
 expect_eq "$STATUS" 3 "gp's run beside nobody's waiter"
-expect_contains "$ERR" "1 job is already waiting for GPUs (first: nobody, 1 GPU (--only 0))" "gp queues behind gpupin's waiter"
+expect_contains "$ERR" "1 job is already waiting for GPUs (first: nobody, 1 GPU (--only 0,1 --exclude 1))" \
+  "gp queues behind gpupin's waiter, whose cards are named"
 expect_eq "$(find "$GPUPIN_STATE_DIR/queue" -name '*.json' | wc -l)" 1 "nobody's ticket is still there"
 kill -0 "$nobody" || fail "nobody's waiter gave up: $(cat "$TEST_TMP/nobody.err")"
 
