@@ -237,8 +237,9 @@ std::string RowsText(const std::vector<SettingRow>& rows) {
   return table.Render();
 }
 
-std::string FileState(const std::string& path) {
+std::string FileState(const std::string& path, const std::string& ignored = "") {
   if (path.empty()) return "none (neither XDG_CONFIG_HOME nor HOME is set)";
+  if (!ignored.empty()) return fmt::format("{} (not read: {})", path, ignored);
   return access(path.c_str(), F_OK) == 0 ? path : path + " (none)";
 }
 
@@ -258,19 +259,21 @@ Result<int> ShowConfig(World& world, const CLI::App& app,
         {"rule", holdings.cap.limit
                      ? nlohmann::ordered_json(DescribeCap(world.rules(), holdings.cap))
                      : nlohmann::ordered_json(nullptr)}};
-    nlohmann::ordered_json out = {
-        {"schema_version", kJsonSchemaVersion},
-        {"files", {{"admin", sources.admin_file}, {"user", TextOrNull(sources.user_file)}}},
-        {"settings", RowsJson(settings)},
-        {"limits", RowsJson(limits)},
-        {"you", you}};
+    nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
+                                  {"files",
+                                   {{"admin", sources.admin_file},
+                                    {"user", TextOrNull(sources.user_file)},
+                                    {"user_not_read", TextOrNull(sources.user_file_ignored)}}},
+                                  {"settings", RowsJson(settings)},
+                                  {"limits", RowsJson(limits)},
+                                  {"you", you}};
     std::printf("%s\n", JsonText(out).c_str());
     return 0;
   }
   std::printf("files: admin %s, user %s\n\n%s\nhouse rules:\n%s\n",
               Printable(FileState(sources.admin_file)).c_str(),
-              Printable(FileState(sources.user_file)).c_str(), RowsText(settings).c_str(),
-              RowsText(limits).c_str());
+              Printable(FileState(sources.user_file, sources.user_file_ignored)).c_str(),
+              RowsText(settings).c_str(), RowsText(limits).c_str());
   if (holdings.unknown) {
     std::printf("you (%s): holdings unknown: %s\n", Printable(holdings.user).c_str(),
                 Printable(*holdings.unknown).c_str());

@@ -13,10 +13,11 @@ constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 
 Result<ConfigFileContent> ReadOne(const CLI::App& app, const std::string& path, ConfigFileKind kind,
                                   const std::string& admin_file,
-                                  const BuildRestOfCommands& build_rest) {
+                                  const BuildRestOfCommands& build_rest,
+                                  std::string* ignored = nullptr) {
   Result<std::optional<std::string>> text = ReadConfigText(
       path, kMaxConfigBytes,
-      kind == ConfigFileKind::kAdmin ? FileTrust::kRootOnly : FileTrust::kCallersOwn);
+      kind == ConfigFileKind::kAdmin ? FileTrust::kRootOnly : FileTrust::kCallersOwn, ignored);
   if (!text.ok()) return text.error();
   if (!*text) return ConfigFileContent{};
   return ReadConfigFile(app, **text, path, kind, admin_file, build_rest);
@@ -51,8 +52,8 @@ Result<ConfigSources> LoadConfigFiles(const CLI::App& app, const std::string& ad
   sources.rules = std::move(admin->rules);
   sources.admin_defaults = std::move(admin->defaults);
   if (!user_file.empty()) {
-    Result<ConfigFileContent> user =
-        ReadOne(app, user_file, ConfigFileKind::kUser, admin_file, build_rest);
+    Result<ConfigFileContent> user = ReadOne(app, user_file, ConfigFileKind::kUser, admin_file,
+                                             build_rest, &sources.user_file_ignored);
     if (!user.ok()) return user.error();
     sources.user_defaults = std::move(user->defaults);
   }

@@ -19,7 +19,10 @@ namespace gpupin {
 struct ConfigSources {
   std::string admin_file;  // where the admin's file is looked for
   std::string user_file;   // where the user's is; empty without HOME
-  HouseRules rules;        // from the admin's file; no rules without one
+  // Why the user's file, which exists, counts as none (another user's);
+  // empty when it is read or missing.
+  std::string user_file_ignored;
+  HouseRules rules;  // from the admin's file; no rules without one
   std::vector<ConfigSetting> admin_defaults;
   std::vector<ConfigSetting> user_defaults;
   // What --config FILE (or GPUPIN_CONFIG) gave, filled while parsing.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sys/procfs.h"
 #include "sys/read_to_end.h"
 #include "sys/unique_fd.h"
 
@@ -50,15 +51,18 @@ Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes) {
 }
 
 Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_t max_bytes,
-                                                  FileTrust trust) {
+                                                  FileTrust trust, std::string* ignored) {
   auto refuse = [&](const std::string& why) {
     return MakeError(ExitCode::kError, fmt::format("{}: {}", path, why));
   };
   UniqueFd fd(OpenToRead(path));
   if (!fd.valid()) {
     // ENOTDIR: a part of the path is a file (HOME=/dev/null): no such file.
-    if (errno == ENOENT || errno == ENOTDIR || (trust == FileTrust::kCallersOwn && errno == EACCES))
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+    if (trust == FileTrust::kCallersOwn && errno == EACCES) {
+      if (ignored) *ignored = "you cannot read it";
       return std::optional<std::string>();
+    }
     return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
   }
   struct stat info {};
@@ -67,8 +71,14 @@ Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_
   // Root's, unwritable by others, is as good as the caller's own (made
   // with `sudo vim ~/.config/gpupin/config.toml`): root could change it
   // anyway.
-  if (trust == FileTrust::kCallersOwn && info.st_uid != geteuid() && !Untrusted(info).empty())
+  if (trust == FileTrust::kCallersOwn && info.st_uid != geteuid() && !Untrusted(info).empty()) {
+    if (ignored) {
+      *ignored = info.st_uid == 0
+                     ? "root's, but writable by group or others"
+                     : fmt::format("it belongs to {}, not to you", UserName(info.st_uid));
+    }
     return std::optional<std::string>();
+  }
   const std::string fix = fmt::format(
       "; its rules bind every user, so only root may write it: chown root {} && chmod go-w {}",
       path, path);

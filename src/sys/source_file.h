@@ -32,8 +32,10 @@ enum class FileTrust {
 
 // The whole text of a config file, or nullopt when there is none. Fails
 // (ExitCode::kError, naming the file and the fix) unless it is a regular
-// file of at most `max_bytes` that `trust` accepts.
+// file of at most `max_bytes` that `trust` accepts. A file that exists but
+// counts as none (kCallersOwn: another user's, or unreadable) says why in
+// `*ignored`.
 Result<std::optional<std::string>> ReadConfigText(const std::string& path, size_t max_bytes,
-                                                  FileTrust trust);
+                                                  FileTrust trust, std::string* ignored = nullptr);
 
 }  // namespace gpupin

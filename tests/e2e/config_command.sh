@@ -61,6 +61,7 @@ expect_eq "$(setting "$OUT" prefer value)" index "root's file in nobody's place"
 chown daemon "$TEST_TMP/xdg-nobody/gpupin/config.toml"
 run_status "${AS_NOBODY[@]}" env XDG_CONFIG_HOME="$TEST_TMP/xdg-nobody" "$GPUPIN" --simulate "$scenario" --json config
 expect_eq "$(setting "$OUT" prefer from)" "built in" "another user's file in nobody's place"
+expect_eq "$(jq -r .files.user_not_read <<<"$OUT")" "it belongs to daemon, not to you" "config says why it is not read"
 limits=$(jq -c .limits <<<"$json")
 
 # No user's file, --config, option or variable moves a limit.
