@@ -251,6 +251,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   const VisibilityEnv visibility = VisibilityEnvFromProcess();
   std::optional<std::string> allowed_by;
   bool guess_noted = false;  // once per gpupin, however often it looks
+  bool slurm_noted = false;  // likewise
   // Which cards an index CUDA_VISIBLE_DEVICES allows, by the driver's own
   // order where gpupin's would be a guess (mixed models, FASTEST_FIRST):
   // the kept one, else asked once per boot, driver and set of GPUs, before
@@ -320,6 +321,33 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     }
     if (allowed_by) {
       input.allowed_by = *allowed_by + allowance.misread;
+    }
+    // A Slurm job that sees the whole node (no device cgroup) keeps to the
+    // cards Slurm gave it, whatever CUDA_VISIBLE_DEVICES says or does not.
+    if (std::optional<std::vector<uint32_t>> slurm = SlurmAllocation(visibility, inventory.gpus)) {
+      const SlurmGpuIds ids = *SlurmGpus(visibility);
+      const std::string given = fmt::format("{}={}", ids.variable, ids.value);
+      std::vector<uint32_t> within = std::move(*slurm);
+      if (!input.allowed_gpu_indices) {
+        input.allowed_by = given;
+        input.allowed_gpu_indices = std::move(within);
+      } else {
+        const std::vector<uint32_t>& allowed = *input.allowed_gpu_indices;
+        std::erase_if(within, [&](uint32_t index) {
+          return std::find(allowed.begin(), allowed.end(), index) == allowed.end();
+        });
+        if (within.size() < allowed.size()) {
+          if (!slurm_noted) {
+            world.Note(
+                fmt::format("{} names GPUs this Slurm job was not given ({}): choosing "
+                            "only among the cards both allow",
+                            *allowed_by, given));
+            slurm_noted = true;
+          }
+          input.allowed_by += " and " + given;
+          input.allowed_gpu_indices = std::move(within);
+        }
+      }
     }
     if (job) {
       input.allowed_gpu_indices = JobGpuIndices(inventory, *job, input.allowed_gpu_indices);

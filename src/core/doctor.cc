@@ -249,6 +249,17 @@ Finding CheckSlurm(const DoctorFacts& facts) {
                         job, facts.inventory.gpus.size()),
             "ask Slurm for the GPUs the job uses (--gres=gpu:N, or --gpus=N)"};
   }
+  const std::optional<std::vector<uint32_t>> allocation =
+      SlurmAllocation(env, facts.inventory.gpus);
+  if (allocation && !env.cuda_visible_devices) {
+    return {"slurm", Verdict::kWarn,
+            fmt::format("{}: {}={}, but CUDA_VISIBLE_DEVICES is unset and no device cgroup hides "
+                        "the node's other GPUs: CUDA sees all {}, also those Slurm gives other "
+                        "jobs (gpupin keeps to the job's)",
+                        job, slurm->variable, slurm->value, facts.inventory.gpus.size()),
+            "run the job's programs through gpupin run, or leave CUDA_VISIBLE_DEVICES as Slurm "
+            "sets it (is it unset in a ~/.bashrc?)"};
+  }
   if (!slurm || !env.cuda_visible_devices) {
     return {"slurm", Verdict::kOk,
             fmt::format("{}: SLURM_JOB_GPUS={}, CUDA_VISIBLE_DEVICES={}", job,
@@ -258,6 +269,22 @@ Finding CheckSlurm(const DoctorFacts& facts) {
   }
   if (std::optional<SlurmIdsMisread> misread = SlurmIdsMisreadByCuda(env, facts.inventory.gpus)) {
     return {"slurm", Verdict::kFail, job + ": " + misread->problem, misread->fix};
+  }
+  if (allocation) {
+    std::vector<std::string> outside;
+    for (const VisibleDevice& device : facts.resolution.visible) {
+      if (std::find(allocation->begin(), allocation->end(), device.gpu_index) == allocation->end())
+        outside.push_back(fmt::format("GPU {}", device.gpu_index));
+    }
+    if (!outside.empty()) {
+      return {"slurm", Verdict::kFail,
+              fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\" names {}, which Slurm did not give "
+                          "this job ({}={}), and no device cgroup stops CUDA from using it",
+                          job, *env.cuda_visible_devices, fmt::join(outside, ", "), slurm->variable,
+                          slurm->value),
+              "leave CUDA_VISIBLE_DEVICES as Slurm sets it (is it set in a ~/.bashrc?); gpupin "
+              "run keeps to the job's GPUs"};
+    }
   }
   bool copied = SplitIdList(*env.cuda_visible_devices) == slurm->ids;
   // Global ids that happen to be 0..n-1 are also the local ones: copying them is harmless.

@@ -336,14 +336,26 @@ TEST(DoctorSlurmTest, OkWhenSlurmSetLocalIdsOrGlobalIdsAreLocal) {
   ExpectOk(Only(facts, "slurm"));
 }
 
-TEST(DoctorSlurmTest, OkWhenGlobalIdsAreRightBecauseNoCgroupHidesTheNode) {
+// Slurm job 4711 on a node of four alike cards that no device cgroup hides.
+DoctorFacts JobSeeingFourCards() {
   DoctorFacts facts = HealthyFacts();
   facts.inventory.gpus = {MakeGpu(0, "NVIDIA L40S"), MakeGpu(1, "NVIDIA L40S"),
                           MakeGpu(2, "NVIDIA L40S"), MakeGpu(3, "NVIDIA L40S")};
   facts.slurm_job_id = "4711";
+  return facts;
+}
+
+// The slurm check, on the resolution doctor makes of facts.env.
+Finding SlurmCheck(DoctorFacts& facts) {
+  facts.resolution = ResolveVisibleDevices(facts.inventory.gpus, facts.env);
+  return Only(facts, "slurm");
+}
+
+TEST(DoctorSlurmTest, OkWhenGlobalIdsAreRightBecauseNoCgroupHidesTheNode) {
+  DoctorFacts facts = JobSeeingFourCards();
   facts.env.slurm_step_gpus = "2,3";
   facts.env.cuda_visible_devices = "2,3";
-  Finding f = Only(facts, "slurm");
+  Finding f = SlurmCheck(facts);
   ExpectOk(f);
   EXPECT_THAT(f.evidence, HasSubstr("all 4 GPUs of the node are visible"));
 
@@ -365,7 +377,21 @@ TEST(DoctorSlurmTest, FailsWhereCudaReadsGlobalIdsAsOtherCards) {
   EXPECT_THAT(f.fix, HasSubstr("export CUDA_DEVICE_ORDER=PCI_BUS_ID"));
 
   facts.env.cuda_device_order = "PCI_BUS_ID";
-  EXPECT_THAT(Only(facts, "slurm").evidence, HasSubstr("global ids are right here"));
+  EXPECT_THAT(SlurmCheck(facts).evidence, HasSubstr("global ids are right here"));
+}
+
+TEST(DoctorSlurmTest, FailsWhereCudaVisibleDevicesNamesCardsTheJobWasNotGiven) {
+  // Given cards 1 and 3; a ~/.bashrc set CUDA_VISIBLE_DEVICES=0,1.
+  DoctorFacts facts = JobSeeingFourCards();
+  facts.env.slurm_job_gpus = "1,3";
+  facts.env.cuda_visible_devices = "0,1";
+  Finding f = SlurmCheck(facts);
+  EXPECT_EQ(f.verdict, Verdict::kFail);
+  EXPECT_THAT(f.evidence, HasSubstr("names GPU 0, which Slurm did not give this job "
+                                    "(SLURM_JOB_GPUS=1,3)"));
+  // Unset: CUDA sees every card of the node.
+  facts.env.cuda_visible_devices.reset();
+  EXPECT_EQ(SlurmCheck(facts).verdict, Verdict::kWarn);
 }
 
 TEST(DoctorSlurmTest, WarnsInAJobGivenNoGpu) {

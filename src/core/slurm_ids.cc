@@ -38,6 +38,21 @@ bool SeesWholeNode(const SlurmGpuIds& slurm, size_t gpus_seen) {
          });
 }
 
+std::optional<std::vector<uint32_t>> SlurmAllocation(const VisibilityEnv& env,
+                                                     const std::vector<Gpu>& gpus) {
+  const std::optional<SlurmGpuIds> slurm = SlurmGpus(env);
+  if (!slurm || !SeesWholeNode(*slurm, gpus.size())) return std::nullopt;
+  std::vector<uint32_t> indices;
+  for (const std::string& id : slurm->ids) {
+    // SeesWholeNode checked that each id is a number below gpus.size().
+    size_t position = 0;
+    std::from_chars(id.data(), id.data() + id.size(), position);
+    if (std::find(indices.begin(), indices.end(), gpus[position].index) == indices.end())
+      indices.push_back(gpus[position].index);
+  }
+  return indices;
+}
+
 std::optional<SlurmIdsMisread> SlurmIdsMisreadByCuda(const VisibilityEnv& env,
                                                      const std::vector<Gpu>& gpus) {
   const std::optional<SlurmGpuIds> slurm = SlurmGpus(env);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,13 @@ std::optional<SlurmGpuIds> SlurmGpus(const VisibilityEnv& env);
 // job sees more GPUs than it was given: no device cgroup hides the others,
 // so the ids are the node's global ones.
 bool SeesWholeNode(const SlurmGpuIds& slurm, size_t gpus_seen);
+
+// The NVML indices of the cards a Slurm job was given, where it sees the
+// whole node (SeesWholeNode: no device cgroup hides the others): its global
+// ids count the node's GPUs in gres.conf's order, PCI bus order as `gpupin
+// slurm gres` writes it, which is NVML's. nullopt outside such a job.
+std::optional<std::vector<uint32_t>> SlurmAllocation(const VisibilityEnv& env,
+                                                     const std::vector<Gpu>& gpus);
 
 // One line on why CUDA reads the job's CUDA_VISIBLE_DEVICES, Slurm's own
 // global ids, as other cards than Slurm allocated (mixed models, no
