@@ -16,6 +16,10 @@ command=("$@")
 mkdir -p "$logs"
 
 runs=()
+# Ctrl-C stops the whole sweep. Bash starts background commands with SIGINT
+# ignored, so the runs are told with SIGTERM instead: a waiting gpupin
+# leaves the queue, a running one passes it on to its command.
+trap 'kill -TERM "${runs[@]}" 2>/dev/null; wait; exit 130' INT TERM
 for lr in 0.1 0.03 0.01 0.003; do
   for seed in 1 2 3; do
     "$gpupin" run --wait -- "${command[@]}" --lr "$lr" --seed "$seed" \
