@@ -512,8 +512,8 @@ class CardJudge {
       return result;
     }
     if (limits_.max_jobs && state.leases.size() >= static_cast<size_t>(*limits_.max_jobs)) {
-      result.reason = fmt::format("full: {} gpupin jobs, --max-jobs {}", state.leases.size(),
-                                  *limits_.max_jobs);
+      result.reason = fmt::format("full: {} gpupin job{}, --max-jobs {}", state.leases.size(),
+                                  state.leases.size() == 1 ? "" : "s", *limits_.max_jobs);
       return result;
     }
     JudgeUsage(gpu, state, result);

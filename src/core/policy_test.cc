@@ -542,6 +542,9 @@ TEST(PolicySharedTest, MaxJobsCapsJobsPerCard) {
   EXPECT_THAT(Chosen(input), ElementsAre(0u));
   input.request.max_jobs = 2;
   EXPECT_EQ(ReasonOf(input, 0), "full: 2 gpupin jobs, --max-jobs 2");
+  input = SharedCard({{10 * kGiB, 0}}, 10 * kGiB);
+  input.request.max_jobs = 1;
+  EXPECT_EQ(ReasonOf(input, 0), "full: 1 gpupin job, --max-jobs 1");
 }
 
 TEST(PolicySharedTest, UnknownMemoryCannotBeShared) {
