@@ -542,8 +542,8 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
     if (name == "defaults") {
       place.Fail(key.source(),
                  "[defaults]: that section is for the admin's file and your own "
-                 "(~/.config/gpupin/config.toml); in a --config file defaults stand at the top, "
-                 "and a command's under [run], [pick], …");
+                 "(~/.config/gpupin/config.toml); a --config file gives gpupin's own options at "
+                 "the top and a command's under its section, [run], [pick], …");
     }
     const CLI::App* command = Subcommand(app_, name, build_rest_);
     if (!command) {

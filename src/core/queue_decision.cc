@@ -76,8 +76,11 @@ std::string Blockers(const std::string& refusal) {
 
 // The caller at max_gpus_per_user: what it holds against the cap.
 std::string AtUserCap(int held, int count, int cap, const std::string& rule) {
-  if (held >= cap) {
+  if (held == cap) {
     return fmt::format("you hold {}, the most one user may hold here ({})", Gpus(held), rule);
+  }
+  if (held > cap) {
+    return fmt::format("you hold {}, more than one user may hold here ({})", Gpus(held), rule);
   }
   return fmt::format("you hold {} and ask for {}, more than one user may hold here ({})",
                      Gpus(held), count, rule);

@@ -605,6 +605,18 @@ TEST(Decide, AtTheUserCapWithoutWaitTheLineNamesRuleHoldingsAndFileWithWaitItQue
             "in /etc/gpupin/config.toml)");
 }
 
+TEST(Decide, OverTheCapSaysMoreThanOneUserMayHold) {
+  // Held from before the cap was lowered, or written by hand.
+  Fixture f;
+  f.Hold(kAlice, {0, 1, 2});
+  f.CapPerUser(1);
+  Decision decision = Decide(f.input);
+  ASSERT_EQ(decision.kind, Decision::Kind::kRefuse);
+  EXPECT_EQ(decision.refusal->message,
+            "you hold 3 GPUs, more than one user may hold here (max_gpus_per_user = 1 in "
+            "/etc/gpupin/config.toml); wait with --wait, or gpupin release");
+}
+
 TEST(Decide, BelowTheCapAskingPastItSaysWhatItWouldHold) {
   Fixture f;
   f.Hold(kAlice, {0});

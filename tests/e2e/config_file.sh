@@ -39,7 +39,7 @@ expect_config_error '[pik]\norder = "3"\n' \
   '1: [pik]: no such command; a section holds the options of one command, such as [run] or [pick]'
 # The user's file's section, copied into a --config file, says where it belongs.
 expect_config_error '[defaults]\nprefer = "util"\n' \
-  "1: [defaults]: that section is for the admin's file and your own (~/.config/gpupin/config.toml); in a --config file defaults stand at the top, and a command's under [run], [pick], …"
+  "1: [defaults]: that section is for the admin's file and your own (~/.config/gpupin/config.toml); a --config file gives gpupin's own options at the top and a command's under its section, [run], [pick], …"
 expect_config_error '[pick]\nmem = ["20G", "40G"]\n' '2: mem takes one value, not an array'
 expect_config_error '[pick]\nmax-used = "2G"\nmax_used = "3G"\n' \
   '3: max_used: given twice, also as max-used on line 2; give it once'
