@@ -605,28 +605,29 @@ TEST(Decide, AtTheUserCapWithoutWaitTheLineNamesRuleHoldingsAndFileWithWaitItQue
             "in /etc/gpupin/config.toml)");
 }
 
-TEST(Decide, OverTheCapSaysMoreThanOneUserMayHold) {
-  // Held from before the cap was lowered, or written by hand.
+// The refusal of alice's request for `ask` cards while she holds `held`,
+// under a per-user cap of `cap`.
+std::string CapRefusal(const std::vector<uint32_t>& held, int cap, int ask) {
   Fixture f;
-  f.Hold(kAlice, {0, 1, 2});
-  f.CapPerUser(1);
+  f.Hold(kAlice, held);
+  f.CapPerUser(cap);
+  f.Ask(ask);
   Decision decision = Decide(f.input);
-  ASSERT_EQ(decision.kind, Decision::Kind::kRefuse);
-  EXPECT_EQ(decision.refusal->message,
-            "you hold 3 GPUs, more than one user may hold here (max_gpus_per_user = 1 in "
-            "/etc/gpupin/config.toml); wait with --wait, or gpupin release");
+  EXPECT_EQ(decision.kind, Decision::Kind::kRefuse);
+  return decision.refusal ? decision.refusal->message : "";
 }
 
 TEST(Decide, BelowTheCapAskingPastItSaysWhatItWouldHold) {
-  Fixture f;
-  f.Hold(kAlice, {0});
-  f.CapPerUser(2);
-  f.Ask(2);
-  Decision decision = Decide(f.input);
-  ASSERT_EQ(decision.kind, Decision::Kind::kRefuse);
-  EXPECT_EQ(decision.refusal->message,
+  EXPECT_EQ(CapRefusal({0}, 2, 2),
             "you hold 1 GPU and ask for 2, more than one user may hold here (max_gpus_per_user "
             "= 2 in /etc/gpupin/config.toml); wait with --wait, or gpupin release");
+}
+
+TEST(Decide, OverTheCapSaysMoreThanOneUserMayHold) {
+  // Held from before the cap was lowered, or written by hand.
+  EXPECT_EQ(CapRefusal({0, 1, 2}, 1, 1),
+            "you hold 3 GPUs, more than one user may hold here (max_gpus_per_user = 1 in "
+            "/etc/gpupin/config.toml); wait with --wait, or gpupin release");
 }
 
 TEST(Decide, ARequestLargerThanTheUserCapIsRefusedEvenWithWait) {
