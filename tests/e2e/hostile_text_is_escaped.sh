@@ -82,7 +82,10 @@ kill -TERM "$job"
 "${AS_NOBODY[@]}" env CUDA_VISIBLE_DEVICES="1,${hostile}" CUDA_DEVICE_ORDER="PCI${hostile}" \
   bash -c 'exec -a "$0" sleep 60' "$hostile" &
 sleeper=$!
-has_environment() { grep -q CUDA_DEVICE_ORDER "/proc/$sleeper/environ"; }
+# Once it is sleep: read while bash execs it, the environment can be empty.
+has_environment() {
+  [[ $(cat "/proc/$sleeper/comm") == sleep ]] && grep -q CUDA_DEVICE_ORDER "/proc/$sleeper/environ"
+}
 wait_until 10 "nobody's process with its environment" has_environment
 run_status "$GPUPIN" "${SIM[@]}" map --pid "$sleeper"
 expect_eq "$STATUS" 0 "map --pid, nobody's process"
