@@ -42,23 +42,30 @@ std::pair<DriverOrderKey, bool> CudaNumbering::KeyNow(const Inventory& inventory
           boot_id && inventory.driver_version};
 }
 
-void CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
+bool NumbersEveryDeviceByDefault(const std::map<std::string, std::string>& examined) {
+  return !examined.contains("CUDA_VISIBLE_DEVICES") && !examined.contains("CUDA_DEVICE_ORDER");
+}
+
+bool CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
                           const std::string& libcuda) {
-  if (!ResolveVisibleDevices(inventory.gpus, VisibilityEnv{}).order_is_guess) return;
+  const bool resolve_again = !followed_kept_;
+  if (!ResolveVisibleDevices(inventory.gpus, VisibilityEnv{}).order_is_guess) return resolve_again;
   auto [key, keyed] = KeyNow(inventory);
+  std::optional<DriverOrder> order = DriverOrderFromProbe(key, probe, inventory.gpus);
   // A probe that gives no order leaves an order that one gave: the driver
   // failing now (hung, a card in reset) says nothing against it.
-  if (looked_up_key_ == key && followed_kept_ && found_ &&
-      !DriverOrderFromProbe(key, probe, inventory.gpus)) {
+  if (looked_up_key_ == key && followed_kept_ && found_ && !order) {
     world_.Verbose("the kept order stays: this probe gave none");
-    return;
+    return resolve_again;
   }
   looked_up_key_ = key;
   found_in_.clear();
   followed_kept_ = false;
   // As Lookup reads: a state directory that does not exist is not made
   // for it (doctor only looks).
-  found_ = Learn(inventory, key, probe, libcuda, keyed && !world_.StateDirMissing());
+  found_ =
+      Learn(inventory, key, probe, std::move(order), libcuda, keyed && !world_.StateDirMissing());
+  return resolve_again;
 }
 
 std::optional<DriverOrder> CudaNumbering::Lookup(const Inventory& inventory) {
@@ -134,13 +141,14 @@ std::optional<DriverOrder> CudaNumbering::Probe(const Inventory& inventory,
     world_.Verbose("cuda:N is a guess: the CUDA probe could not start: " + probe.error().message);
     return std::nullopt;
   }
-  return Learn(inventory, key, *probe, *libcuda, keep);
+  return Learn(inventory, key, *probe, DriverOrderFromProbe(key, *probe, inventory.gpus), *libcuda,
+               keep);
 }
 
 std::optional<DriverOrder> CudaNumbering::Learn(const Inventory& inventory,
                                                 const DriverOrderKey& key, const ProbeResult& probe,
+                                                std::optional<DriverOrder> order,
                                                 const std::string& libcuda, bool keep) {
-  std::optional<DriverOrder> order = DriverOrderFromProbe(key, probe, inventory.gpus);
   if (order) {
     world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", libcuda));
     if (keep) Keep(*order);

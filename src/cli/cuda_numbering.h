@@ -44,17 +44,16 @@ class CudaNumbering {
   // order, or one probed by this process).
   const std::string& order_file() const { return found_in_; }
 
-  // Whether the last machine key Resolve looked up had a record it
-  // followed: a kept order, or a kept failure that still stands.
-  bool followed_kept() const { return followed_kept_; }
-
   // Takes the answer of a probe that a command ran itself, with every
   // CUDA_* variable unset (map --probe of an environment that sets neither
   // CUDA_VISIBLE_DEVICES nor CUDA_DEVICE_ORDER), as the probe Resolve would
   // run: where cuda:N of `inventory` would be a guess it is kept as Resolve
   // keeps its own, replacing what was kept for this machine key, and a
-  // later Resolve follows it without asking the driver again.
-  void Adopt(const Inventory& inventory, const ProbeResult& probe, const std::string& libcuda);
+  // later Resolve follows it without asking the driver again. True when the
+  // caller should resolve again: nothing was kept, so the answer stands in
+  // for the probe Resolve would have run; what was kept (an order, a
+  // standing failure) stays what the caller checks against the answer.
+  bool Adopt(const Inventory& inventory, const ProbeResult& probe, const std::string& libcuda);
 
  private:
   // This machine's key now, and whether it can be kept: without the boot id
@@ -63,10 +62,11 @@ class CudaNumbering {
   std::optional<DriverOrder> Lookup(const Inventory& inventory);
   std::optional<DriverOrder> Probe(const Inventory& inventory, const DriverOrderKey& key,
                                    bool keep);
-  // The order `probe` gives, kept (or why it gives none, where worth
-  // keeping) when `keep`.
+  // `order`, the one `probe` gives (DriverOrderFromProbe), kept (or why
+  // the probe gives none, where worth keeping) when `keep`.
   std::optional<DriverOrder> Learn(const Inventory& inventory, const DriverOrderKey& key,
-                                   const ProbeResult& probe, const std::string& libcuda, bool keep);
+                                   const ProbeResult& probe, std::optional<DriverOrder> order,
+                                   const std::string& libcuda, bool keep);
   // Writes the caller's file; false (with a line under -v) when it cannot.
   bool Keep(const KeptDriverOrder& kept);
 
@@ -88,5 +88,10 @@ class CudaNumbering {
 // devices by, and nothing else of `examined`.
 std::map<std::string, std::string> ProbeEnvironment(
     const std::map<std::string, std::string>& examined);
+
+// Whether a probe given `examined`'s CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER asks what the kept order's probe asks (both unset:
+// every device, in the driver's own numbering), so that Adopt may take it.
+bool NumbersEveryDeviceByDefault(const std::map<std::string, std::string>& examined);
 
 }  // namespace gpupin

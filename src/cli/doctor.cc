@@ -89,10 +89,9 @@ void GatherEnvironment(World& world, const std::optional<DriverAnswer>& asked, D
   // --probe asked what ls's probe asks: as map --probe, it stands in for
   // that probe (with nothing kept, the model is its answer) and its answer
   // replaces what was kept, after being checked against it.
-  if (!environment.contains("CUDA_VISIBLE_DEVICES") && !environment.contains("CUDA_DEVICE_ORDER")) {
-    const bool checks_kept = numbering.followed_kept();
-    numbering.Adopt(facts.inventory, asked->result, asked->libcuda);
-    if (!checks_kept) facts.resolution = numbering.Resolve(facts.inventory, facts.env);
+  if (NumbersEveryDeviceByDefault(environment) &&
+      numbering.Adopt(facts.inventory, asked->result, asked->libcuda)) {
+    facts.resolution = numbering.Resolve(facts.inventory, facts.env);
   }
   facts.probe = DoctorProbe{asked->libcuda, asked->result,
                             CompareProbe(facts.resolution, asked->result, facts.driver_order_file)};

@@ -73,13 +73,6 @@ Status Probe(const World& world, const Examined& examined, MapView& view) {
   return Ok{};
 }
 
-// Whether the examined environment leaves the driver its own numbering of
-// every device, as the probe of the kept order asks it (ProbeEnvironment).
-bool NumbersEveryDeviceByDefault(const Examined& examined) {
-  return !examined.variables.contains("CUDA_VISIBLE_DEVICES") &&
-         !examined.variables.contains("CUDA_DEVICE_ORDER");
-}
-
 void AddUses(const World& world, CudaNumbering& numbering, int pid, MapView& view) {
   view.pid = pid;
   const ProcFs& procfs = world.procfs();
@@ -144,18 +137,15 @@ Result<int> Map(World& world, const MapOptions& options) {
   // stands in for it: with nothing kept, the model is its answer, and what
   // was kept is checked against the answer, which then replaces it for the
   // commands after this one.
-  const bool probe_is_kept = options.probe && NumbersEveryDeviceByDefault(*examined);
+  const bool probe_is_kept = options.probe && NumbersEveryDeviceByDefault(examined->variables);
   CudaNumbering numbering(world,
                           probe_is_kept ? ProbePolicy::kKeptOnly : ProbePolicy::kProbeIfNeeded);
   view.resolution = numbering.Resolve(*inventory, view.env);
   if (options.probe) {
     if (Status probed = Probe(world, *examined, view); !probed.ok()) return probed.error();
     const std::string order_file = numbering.order_file();
-    if (probe_is_kept) {
-      const bool checks_kept = numbering.followed_kept();
-      numbering.Adopt(*inventory, *view.probe, *view.libcuda);
-      if (!checks_kept) view.resolution = numbering.Resolve(*inventory, view.env);
-    }
+    if (probe_is_kept && numbering.Adopt(*inventory, *view.probe, *view.libcuda))
+      view.resolution = numbering.Resolve(*inventory, view.env);
     view.comparison = CompareProbe(view.resolution, *view.probe, order_file);
   }
   view.asked_ordinal = asked;
