@@ -22,11 +22,22 @@ install -d -m 1777 "$GPUPIN_STATE_DIR"
 unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER NVIDIA_VISIBLE_DEVICES SLURM_JOB_GPUS SLURM_STEP_GPUS GPU_DEVICE_ORDINAL
 export NO_COLOR=1
 
+# A killed job may still finish the system call it is in (a lease file
+# written, a lock taken) after kill returns, so cleanup reaps the jobs before
+# removing their directory, and tries again for a process that is not ours.
+# Leftovers under $TMPDIR never fail a test whose checks passed.
 cleanup() {
   local pids
   pids=$(jobs -p) || true
-  if [[ -n "$pids" ]]; then kill -9 $pids 2>/dev/null || true; fi
-  rm -rf "$TEST_TMP"
+  if [[ -n "$pids" ]]; then
+    kill -9 $pids 2>/dev/null || true
+    wait $pids 2>/dev/null || true
+  fi
+  for _ in 1 2 3; do
+    rm -rf "$TEST_TMP" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  echo "note: could not remove $TEST_TMP" >&2
 }
 trap cleanup EXIT
 
