@@ -49,6 +49,7 @@ bool NumbersEveryDeviceByDefault(const std::map<std::string, std::string>& exami
 bool CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
                           const std::string& libcuda) {
   const bool resolve_again = !followed_kept_;
+  replaced_kept_order_ = false;
   if (!ResolveVisibleDevices(inventory.gpus, VisibilityEnv{}).order_is_guess) return resolve_again;
   auto [key, keyed] = KeyNow(inventory);
   std::optional<DriverOrder> order = DriverOrderFromProbe(key, probe, inventory.gpus);
@@ -65,6 +66,7 @@ bool CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
   // for it (doctor only looks).
   found_ =
       Learn(inventory, key, probe, std::move(order), libcuda, keyed && !world_.StateDirMissing());
+  replaced_kept_order_ = !resolve_again && learnt_order_kept_;
   return resolve_again;
 }
 
@@ -149,9 +151,10 @@ std::optional<DriverOrder> CudaNumbering::Learn(const Inventory& inventory,
                                                 const DriverOrderKey& key, const ProbeResult& probe,
                                                 std::optional<DriverOrder> order,
                                                 const std::string& libcuda, bool keep) {
+  learnt_order_kept_ = false;
   if (order) {
     world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", libcuda));
-    if (keep) Keep(*order);
+    learnt_order_kept_ = keep && Keep(*order);
     return order;
   }
   const int64_t now = NowUnixMs();

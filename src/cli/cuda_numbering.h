@@ -55,6 +55,10 @@ class CudaNumbering {
   // standing failure) stays what the caller checks against the answer.
   bool Adopt(const Inventory& inventory, const ProbeResult& probe, const std::string& libcuda);
 
+  // Whether the last Adopt replaced an order read from order_file() with
+  // the answer, which gpupin now keeps: the file needs no one to remove it.
+  bool replaced_kept_order() const { return replaced_kept_order_; }
+
  private:
   // This machine's key now, and whether it can be kept: without the boot id
   // or the driver's version nothing says when an order stops holding.
@@ -79,6 +83,9 @@ class CudaNumbering {
   std::optional<DriverOrder> found_;
   std::string found_in_;
   bool followed_kept_ = false;
+  bool replaced_kept_order_ = false;
+  // Whether the last Learn wrote the order it learnt.
+  bool learnt_order_kept_ = false;
 };
 
 // A probe child's environment: gpupin's own (so that the driver library

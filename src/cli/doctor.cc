@@ -94,7 +94,8 @@ void GatherEnvironment(World& world, const std::optional<DriverAnswer>& asked, D
     facts.resolution = numbering.Resolve(facts.inventory, facts.env);
   }
   facts.probe = DoctorProbe{asked->libcuda, asked->result,
-                            CompareProbe(facts.resolution, asked->result, facts.driver_order_file)};
+                            CompareProbe(facts.resolution, asked->result, facts.driver_order_file,
+                                         numbering.replaced_kept_order())};
 }
 
 // Docker and podman leave a marker file; other runtimes show in our cgroup.

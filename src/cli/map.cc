@@ -146,7 +146,8 @@ Result<int> Map(World& world, const MapOptions& options) {
     const std::string order_file = numbering.order_file();
     if (probe_is_kept && numbering.Adopt(*inventory, *view.probe, *view.libcuda))
       view.resolution = numbering.Resolve(*inventory, view.env);
-    view.comparison = CompareProbe(view.resolution, *view.probe, order_file);
+    view.comparison =
+        CompareProbe(view.resolution, *view.probe, order_file, numbering.replaced_kept_order());
   }
   view.asked_ordinal = asked;
   if (asked && (*asked >= static_cast<int>(view.resolution.visible.size()))) {

@@ -61,7 +61,7 @@ std::string DescribeCudaError(int code) {
 }
 
 ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
-                             std::string_view order_file) {
+                             std::string_view order_file, bool order_replaced) {
   ProbeComparison comparison;
   // A device named twice makes cuInit fail with CUDA_ERROR_INVALID_DEVICE
   // (seen with driver 580, CUDA 13.0): the driver's answer to a list the
@@ -116,9 +116,12 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
     comparison.differences.insert(
         comparison.differences.begin(),
         fmt::format("gpupin's FASTEST_FIRST order is the driver's as kept in {}, and the driver "
-                    "now numbers otherwise: remove that file (its owner or root can)",
+                    "now numbers otherwise: {}",
                     order_file.empty() ? "the state directory (cuda-order-UID.json)"
-                                       : PrintableWhole(order_file)));
+                                       : PrintableWhole(order_file),
+                    order_replaced ? "gpupin now keeps the driver's new order, which the "
+                                     "commands after this one follow"
+                                   : "remove that file (its owner or root can)"));
   }
   return comparison;
 }

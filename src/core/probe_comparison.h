@@ -58,8 +58,10 @@ struct ProbeComparison {
 // Device by device: the same count, and at each ordinal the same device (by
 // UUID; a probe's GPU- formatted bytes match the model's GPU- or MIG- UUID).
 // `order_file`: where the model's driver order was kept, named when the
-// driver now numbers otherwise (empty: not read from a file).
+// driver now numbers otherwise (empty: not read from a file);
+// `order_replaced`: gpupin has since kept the driver's new order, so the
+// file needs no one to remove it.
 ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
-                             std::string_view order_file = {});
+                             std::string_view order_file = {}, bool order_replaced = false);
 
 }  // namespace gpupin

@@ -10,6 +10,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Resolution Model(std::vector<std::string> uuids, bool guess = false) {
   Resolution model;
@@ -57,6 +58,16 @@ TEST(ProbeComparisonTest, AKeptDriverOrderThatNoLongerHoldsIsNamed) {
   const ProbeComparison hostile =
       CompareProbe(model, testing::DriverListing({kB, kA}), "/tmp/\x1b[31m\n/cuda-order-0.json");
   EXPECT_THAT(hostile.differences.front(), HasSubstr("kept in /tmp/?[31m?/cuda-order-0.json"));
+}
+
+TEST(ProbeComparisonTest, AKeptDriverOrderAlreadyReplacedNeedsNoRemoval) {
+  Resolution model = Model({kA, kB});
+  model.order_from_driver = true;
+  const ProbeComparison c = CompareProbe(model, testing::DriverListing({kB, kA}),
+                                         "/run/gpupin/cuda-order-0.json", /*order_replaced=*/true);
+  EXPECT_FALSE(c.agree);
+  EXPECT_THAT(c.differences.front(), HasSubstr("gpupin now keeps the driver's new order"));
+  EXPECT_THAT(c.differences.front(), Not(HasSubstr("remove")));
 }
 
 TEST(ProbeComparisonTest, CountDifference) {

@@ -75,10 +75,24 @@ expect_eq "$OUT" "$RTX3090" "pick inside CUDA_VISIBLE_DEVICES=0 follows the kept
 # order), which map --probe catches and names.
 plant "$KEPT" "$A4000" "$RTX3090" "$A6000"
 expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[0,1,2],"driver"]' "a matching kept order is followed"
-run_status "$GPUPIN" "${SIM[@]}" map --probe
+# With CUDA_DEVICE_ORDER set, its probe is not the one ls would run: the
+# file stays, and the user is told to remove it.
+CUDA_DEVICE_ORDER=FASTEST_FIRST run_status "$GPUPIN" "${SIM[@]}" map --probe
 expect_contains "$OUT" "model and driver DISAGREE" "map --probe checks the kept order"
 expect_contains "$OUT" "kept in $KEPT, and the driver now numbers otherwise: remove that file" \
   "and says which file to remove"
+expect_eq "$(jq -c .fastest_first_uuids "$KEPT")" "[\"$A4000\",\"$RTX3090\",\"$A6000\"]" \
+  "a probe under CUDA_DEVICE_ORDER leaves the kept order"
+# Without it, map --probe asks what ls asks: it shows the kept order beside
+# the driver's, then keeps the driver's, and says so instead.
+run_status "$GPUPIN" "${SIM[@]}" map --probe
+expect_contains "$OUT" "model and driver DISAGREE" "map --probe checks the kept order"
+expect_contains "$OUT" "kept in $KEPT, and the driver now numbers otherwise: gpupin now keeps the driver's new order" \
+  "and says it replaced it"
+[[ $OUT != *"remove that file"* ]] || fail "map --probe advises removing the file it replaced: $OUT"
+expect_eq "$(jq -c .fastest_first_uuids "$KEPT")" "[\"$RTX3090\",\"$A6000\",\"$A4000\"]" \
+  "map --probe kept the driver's order"
+expect_eq "$(ls_order "$GPUPIN" "${SIM[@]}")" '[[1,2,0],"driver"]' "ls follows the replaced order"
 
 # An order that leaves out a card the driver lists is none (no probe keeps
 # one): the driver is asked again, and its whole order kept.
