@@ -22,6 +22,14 @@ namespace {
 constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
                                       IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
+// The least time between two kStateChanged wake-ups. Each costs the waiter a
+// read of the state, and anyone may create and delete files in the shared
+// directories as fast as the kernel lets them: without a bound, a churning
+// user keeps every waiter at the head of the queue busy. Changes within it
+// are taken together at its end; a change after a quiet spell still wakes
+// at once, and so do process exits and interrupts.
+constexpr std::chrono::milliseconds kChangeCoalescing{20};
+
 // How many processes a watch holds a pidfd for. Every live lease holder is
 // one, and anyone may write a thousand leases held by live processes of
 // their own: descriptors without end would leave the waiter none to list
@@ -173,12 +181,18 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   using Clock = std::chrono::steady_clock;
   const bool polling = needs_poll() || poll_anyway;
   const Clock::time_point poll_end = Clock::now() + poll_interval;
+  const Clock::time_point changes_from = last_change_ + kChangeCoalescing;
   while (true) {
     Clock::time_point now = Clock::now();
     if (deadline && now >= *deadline) return WakeReason::kDeadline;
     if (polling && now >= poll_end) return WakeReason::kPoll;
     std::optional<Clock::time_point> until = deadline;
     if (polling && (!until || poll_end < *until)) until = poll_end;
+    // Until changes_from, directory events wait in the inotify queue. Left
+    // out of poll(), not just masked: each event would still wake it.
+    const bool coalescing = inotify_.valid() && now < changes_from;
+    if (inotify_.valid()) fds[0].fd = coalescing ? -1 : inotify_.get();
+    if (coalescing && (!until || changes_from < *until)) until = changes_from;
     int timeout_ms = -1;
     if (until) {
       // Rounded up, so a wake-up is never early and never a busy loop.
@@ -201,7 +215,10 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
                           ? DrainInotify(inotify_.get(), file_watch_)
                           : Drained{};
     if (process_exited) return WakeReason::kProcessExited;
-    if (drained.change) return WakeReason::kStateChanged;
+    if (drained.change) {
+      last_change_ = Clock::now();
+      return WakeReason::kStateChanged;
+    }
     // Unlinking a file reports IN_ATTRIB (its link count) at once, and
     // IN_DELETE_SELF only once nobody has it open.
     if (drained.attrib) {

@@ -76,6 +76,9 @@ class ChangeWatch {
 
   // Blocks until an event, the deadline, or (when needs_poll() or
   // `poll_anyway`, e.g. GPU memory without an owner) the poll interval.
+  // Directory changes are reported at most once per 20 ms, those in
+  // between taken together: a user churning files in the state directory
+  // cannot keep a waiter busy re-reading it.
   WakeReason Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
                   std::chrono::milliseconds poll_interval, bool poll_anyway = false);
 
@@ -86,6 +89,9 @@ class ChangeWatch {
   int interrupt_fd_ = -1;
   bool exited_already_ = false;
   bool changed_already_ = false;
+  // When Wait last reported a directory change: the next is reported no
+  // sooner than kChangeCoalescing after it.
+  std::chrono::steady_clock::time_point last_change_{};
   int file_watch_ = -1;
   int file_dir_fd_ = -1;  // the watched file's directory (its StateDir outlives the watch)
   std::string file_name_;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# ctest: RUN_SERIAL
+# nobody creates and deletes files in leases/ and queue/ as fast as it can,
+# while root's waiter stands at the head of the queue. Each change used to
+# wake the waiter for a read of the state: it spent more CPU than the
+# churner. Changes are now taken together, at most one read per 20 ms, so
+# the waiter spends a small fraction of the churner's CPU, keeps its place,
+# and still starts at once when a card is freed.
+source "$(dirname "$0")/lib.sh"
+
+as_nobody_copies "$EXAMPLES/server-4gpu.json"
+gpupin() { "$GPUPIN" --simulate "$SCENARIO" "$@"; }
+log="$TEST_TMP/workload.log"
+# The holders' workloads outlive their gpupin when cleanup kills it.
+# shellcheck disable=SC2016 # expanded when the trap runs
+trap 'kill -9 $(jq -r "select(.event == \"start\") | .pid" "$log" 2>/dev/null) 2>/dev/null || true; cleanup' EXIT
+for card in 0 1 2 3; do
+  gpupin run --only "$card" -- "$WORKLOAD" --seconds 120 --name "holder$card" --log "$log" 2>/dev/null &
+done
+wait_until 10 "the four holders started" lines_at_least "$log" '"event":"start"' 4
+
+# Not through the function: $! is the waiting gpupin itself.
+"$GPUPIN" --simulate "$SCENARIO" run --wait -- "$WORKLOAD" --seconds 0.1 --name waiter --log "$log" \
+  2>"$TEST_TMP/waiter.err" &
+waiter=$!
+wait_for_line "$TEST_TMP/waiter.err" 'waiting'
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+before=$(cpu_ticks "$waiter")
+"${AS_NOBODY[@]}" /usr/bin/python3 - "$GPUPIN_STATE_DIR" 3 >"$TEST_TMP/churn" <<'PY'
+import os, sys, time
+state, seconds = sys.argv[1], float(sys.argv[2])
+end = time.monotonic() + seconds
+n = 0
+while time.monotonic() < end:
+    for folder in ("leases", "queue"):
+        path = f"{state}/{folder}/churn{n % 64}.json"
+        open(path, "w").close()
+        os.unlink(path)
+    n += 1
+print(n, time.process_time())
+PY
+after=$(cpu_ticks "$waiter")
+read -r changes churn_seconds <"$TEST_TMP/churn"
+waiter_seconds=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')
+echo "churn: $changes rounds in 3 s, churner CPU ${churn_seconds}s, waiter CPU ${waiter_seconds}s"
+((changes > 1000)) || fail "the churner made only $changes rounds of changes"
+awk -v w="$waiter_seconds" -v c="$churn_seconds" 'BEGIN { exit !(w <= 0.25 * c) }' ||
+  fail "the waiter spent ${waiter_seconds}s of CPU against the churner's ${churn_seconds}s"
+
+kill -0 "$waiter" || fail "the waiter ended during the churn: $(cat "$TEST_TMP/waiter.err")"
+expect_start_after_kill "$(event_field "$log" start holder2 pid)" "$waiter" waiter 3000
+kill "$(event_field "$log" start holder0 pid)" "$(event_field "$log" start holder1 pid)" \
+  "$(event_field "$log" start holder3 pid)"
+echo PASS
