@@ -324,30 +324,21 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     }
     // A Slurm job that sees the whole node (no device cgroup) keeps to the
     // cards Slurm gave it, whatever CUDA_VISIBLE_DEVICES says or does not.
-    if (std::optional<std::vector<uint32_t>> slurm = SlurmAllocation(visibility, inventory.gpus)) {
-      const SlurmGpuIds ids = *SlurmGpus(visibility);
-      const std::string given = fmt::format("{}={}", ids.variable, ids.value);
-      std::vector<uint32_t> within = std::move(*slurm);
+    if (std::optional<SlurmAllocation> slurm =
+            KeepToSlurmAllocation(visibility, inventory.gpus, input.allowed_gpu_indices)) {
       if (!input.allowed_gpu_indices) {
-        input.allowed_by = given;
-        input.allowed_gpu_indices = std::move(within);
-      } else {
-        const std::vector<uint32_t>& allowed = *input.allowed_gpu_indices;
-        std::erase_if(within, [&](uint32_t index) {
-          return std::find(allowed.begin(), allowed.end(), index) == allowed.end();
-        });
-        if (within.size() < allowed.size()) {
-          if (!slurm_noted) {
-            world.Note(
-                fmt::format("{} names GPUs this Slurm job was not given ({}): choosing "
-                            "only among the cards both allow",
-                            *allowed_by, given));
-            slurm_noted = true;
-          }
-          input.allowed_by += " and " + given;
-          input.allowed_gpu_indices = std::move(within);
+        input.allowed_by = slurm->given;
+      } else if (!slurm->outside.empty()) {
+        if (!slurm_noted) {
+          world.Note(
+              fmt::format("{} names GPUs this Slurm job was not given ({}): choosing only "
+                          "among the cards both allow",
+                          *allowed_by, slurm->given));
+          slurm_noted = true;
         }
+        input.allowed_by += " and " + slurm->given;
       }
+      input.allowed_gpu_indices = std::move(slurm->within);
     }
     if (job) {
       input.allowed_gpu_indices = JobGpuIndices(inventory, *job, input.allowed_gpu_indices);

@@ -249,8 +249,15 @@ Finding CheckSlurm(const DoctorFacts& facts) {
                         job, facts.inventory.gpus.size()),
             "ask Slurm for the GPUs the job uses (--gres=gpu:N, or --gpus=N)"};
   }
-  const std::optional<std::vector<uint32_t>> allocation =
-      SlurmAllocation(env, facts.inventory.gpus);
+  // What CUDA_VISIBLE_DEVICES lets CUDA use, against what Slurm gave.
+  std::optional<std::vector<uint32_t>> visible;
+  if (env.cuda_visible_devices) {
+    visible.emplace();
+    for (const VisibleDevice& device : facts.resolution.visible)
+      visible->push_back(device.gpu_index);
+  }
+  const std::optional<SlurmAllocation> allocation =
+      KeepToSlurmAllocation(env, facts.inventory.gpus, visible);
   if (allocation && !env.cuda_visible_devices) {
     return {"slurm", Verdict::kWarn,
             fmt::format("{}: {}={}, but CUDA_VISIBLE_DEVICES is unset and no device cgroup hides "
@@ -270,21 +277,16 @@ Finding CheckSlurm(const DoctorFacts& facts) {
   if (std::optional<SlurmIdsMisread> misread = SlurmIdsMisreadByCuda(env, facts.inventory.gpus)) {
     return {"slurm", Verdict::kFail, job + ": " + misread->problem, misread->fix};
   }
-  if (allocation) {
+  if (allocation && !allocation->outside.empty()) {
     std::vector<std::string> outside;
-    for (const VisibleDevice& device : facts.resolution.visible) {
-      if (std::find(allocation->begin(), allocation->end(), device.gpu_index) == allocation->end())
-        outside.push_back(fmt::format("GPU {}", device.gpu_index));
-    }
-    if (!outside.empty()) {
-      return {"slurm", Verdict::kFail,
-              fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\" names {}, which Slurm did not give "
-                          "this job ({}={}), and no device cgroup stops CUDA from using it",
-                          job, *env.cuda_visible_devices, fmt::join(outside, ", "), slurm->variable,
-                          slurm->value),
-              "leave CUDA_VISIBLE_DEVICES as Slurm sets it (is it set in a ~/.bashrc?); gpupin "
-              "run keeps to the job's GPUs"};
-    }
+    for (uint32_t index : allocation->outside) outside.push_back(fmt::format("GPU {}", index));
+    return {
+        "slurm", Verdict::kFail,
+        fmt::format("{}: CUDA_VISIBLE_DEVICES=\"{}\" names {}, which Slurm did not give "
+                    "this job ({}), and no device cgroup stops CUDA from using it",
+                    job, *env.cuda_visible_devices, fmt::join(outside, ", "), allocation->given),
+        "leave CUDA_VISIBLE_DEVICES as Slurm sets it (is it set in a ~/.bashrc?); gpupin "
+        "run keeps to the job's GPUs"};
   }
   bool copied = SplitIdList(*env.cuda_visible_devices) == slurm->ids;
   // Global ids that happen to be 0..n-1 are also the local ones: copying them is harmless.

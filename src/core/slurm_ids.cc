@@ -38,19 +38,29 @@ bool SeesWholeNode(const SlurmGpuIds& slurm, size_t gpus_seen) {
          });
 }
 
-std::optional<std::vector<uint32_t>> SlurmAllocation(const VisibilityEnv& env,
-                                                     const std::vector<Gpu>& gpus) {
+std::optional<SlurmAllocation> KeepToSlurmAllocation(
+    const VisibilityEnv& env, const std::vector<Gpu>& gpus,
+    const std::optional<std::vector<uint32_t>>& allowed) {
   const std::optional<SlurmGpuIds> slurm = SlurmGpus(env);
   if (!slurm || !SeesWholeNode(*slurm, gpus.size())) return std::nullopt;
-  std::vector<uint32_t> indices;
+  std::vector<uint32_t> given;
   for (const std::string& id : slurm->ids) {
     // SeesWholeNode checked that each id is a number below gpus.size().
     size_t position = 0;
     std::from_chars(id.data(), id.data() + id.size(), position);
-    if (std::find(indices.begin(), indices.end(), gpus[position].index) == indices.end())
-      indices.push_back(gpus[position].index);
+    if (std::find(given.begin(), given.end(), gpus[position].index) == given.end())
+      given.push_back(gpus[position].index);
   }
-  return indices;
+  SlurmAllocation allocation{fmt::format("{}={}", slurm->variable, slurm->value), {}, {}};
+  if (!allowed) {
+    allocation.within = std::move(given);
+    return allocation;
+  }
+  for (uint32_t index : *allowed) {
+    const bool in_allocation = std::find(given.begin(), given.end(), index) != given.end();
+    (in_allocation ? allocation.within : allocation.outside).push_back(index);
+  }
+  return allocation;
 }
 
 std::optional<SlurmIdsMisread> SlurmIdsMisreadByCuda(const VisibilityEnv& env,

@@ -35,12 +35,24 @@ std::optional<SlurmGpuIds> SlurmGpus(const VisibilityEnv& env);
 // so the ids are the node's global ones.
 bool SeesWholeNode(const SlurmGpuIds& slurm, size_t gpus_seen);
 
-// The NVML indices of the cards a Slurm job was given, where it sees the
-// whole node (SeesWholeNode: no device cgroup hides the others): its global
-// ids count the node's GPUs in gres.conf's order, PCI bus order as `gpupin
-// slurm gres` writes it, which is NVML's. nullopt outside such a job.
-std::optional<std::vector<uint32_t>> SlurmAllocation(const VisibilityEnv& env,
-                                                     const std::vector<Gpu>& gpus);
+// Where a Slurm job sees the whole node (SeesWholeNode: no device cgroup
+// hides the others), the cards a choice keeps to. Its global ids count the
+// node's GPUs in gres.conf's order, PCI bus order as `gpupin slurm gres`
+// writes it, which is NVML's.
+struct SlurmAllocation {
+  std::string given;  // "SLURM_STEP_GPUS=1,3"
+  // The NVML indices both Slurm and `allowed` allow: `allowed` in its own
+  // order, or the allocation when `allowed` does not restrict.
+  std::vector<uint32_t> within;
+  // Those of `allowed` that Slurm did not give the job.
+  std::vector<uint32_t> outside;
+};
+
+// `allowed`: the NVML indices CUDA_VISIBLE_DEVICES allows (nullopt: it does
+// not restrict). nullopt outside a Slurm job that sees the whole node.
+std::optional<SlurmAllocation> KeepToSlurmAllocation(
+    const VisibilityEnv& env, const std::vector<Gpu>& gpus,
+    const std::optional<std::vector<uint32_t>>& allowed);
 
 // One line on why CUDA reads the job's CUDA_VISIBLE_DEVICES, Slurm's own
 // global ids, as other cards than Slurm allocated (mixed models, no
