@@ -126,7 +126,8 @@ std::string DescribeChosen(const Acquired& acquired) {
   for (uint32_t index : acquired.selection.chosen_gpu_indices) {
     const Gpu& gpu = acquired.inventory.gpus[index];
     if (!text.empty()) text += ", ";
-    text += fmt::format("GPU {} ({}, {})", index, gpu.name, ShortUuid(gpu.uuid));
+    text += fmt::format("GPU {} ({}, {})", index, gpu.name,
+                        ShortUuid(gpu.uuid, acquired.inventory.gpus));
   }
   return text;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/units.h"
 #include "out/table.h"
 
@@ -50,10 +52,17 @@ std::string Summary(const Inventory& inventory, const std::string& source) {
 
 }  // namespace
 
-std::string ShortUuid(const std::string& uuid) {
+std::string ShortUuid(const std::string& uuid, const std::vector<Gpu>& among) {
   size_t prefix = uuid.find('-');
   if (prefix == std::string::npos) return uuid;
-  return uuid.substr(0, std::min(uuid.size(), prefix + 9));
+  size_t length = std::min(uuid.size(), prefix + 9);
+  auto shared = [&](size_t n) {
+    return std::any_of(among.begin(), among.end(), [&](const Gpu& other) {
+      return other.uuid != uuid && other.uuid.compare(0, n, uuid, 0, n) == 0;
+    });
+  };
+  while (length < uuid.size() && (shared(length) || uuid[length - 1] == '-')) ++length;
+  return uuid.substr(0, length);
 }
 
 std::string RenderGpuTable(const Inventory& inventory,
@@ -80,13 +89,14 @@ std::string RenderGpuTable(const Inventory& inventory,
       // for every other card.
       table.AddRow({std::to_string(gpu.index), cuda, gpu.name.empty() ? "?" : gpu.name,
                     gpu.pci_bus_id.empty() ? kMissing : gpu.pci_bus_id,
-                    gpu.uuid.empty() ? kMissing : ShortUuid(gpu.uuid),
+                    gpu.uuid.empty() ? kMissing : ShortUuid(gpu.uuid, inventory.gpus),
                     terminal.Paint("unhealthy", Color::kRed), kMissing, kMissing, kMissing,
                     kMissing, annotation.lease});
       table.AddNote("     └ " + terminal.Paint(*gpu.health_error, Color::kRed));
       continue;
     }
-    table.AddRow({std::to_string(gpu.index), cuda, gpu.name, gpu.pci_bus_id, ShortUuid(gpu.uuid),
+    table.AddRow({std::to_string(gpu.index), cuda, gpu.name, gpu.pci_bus_id,
+                  ShortUuid(gpu.uuid, inventory.gpus),
                   MemoryCell(gpu.memory_used_bytes, gpu.memory_total_bytes, terminal),
                   OrDash(gpu.utilization_gpu_percent, "{}%"), OrDash(gpu.temperature_c, "{}C"),
                   PowerCell(gpu), ProcessCell(gpu.processes_known, gpu.processes.size()),

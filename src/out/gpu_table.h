@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/gpu.h"
 #include "out/terminal.h"
@@ -25,6 +26,8 @@ std::string RenderGpuTable(const Inventory& inventory,
                            const std::string& source, const Terminal& terminal);
 
 // "GPU-8932f937" from "GPU-8932f937-d72c-...": enough to type as a prefix.
-std::string ShortUuid(const std::string& uuid);
+// Longer where another card of `among` starts alike, so that what the user
+// copies names one card.
+std::string ShortUuid(const std::string& uuid, const std::vector<Gpu>& among = {});
 
 }  // namespace gpupin
