@@ -18,6 +18,7 @@
 #include "core/queue_decision.h"
 #include "core/slurm_ids.h"
 #include "core/time_format.h"
+#include "core/units.h"
 #include "out/terminal.h"
 #include "sys/change_watch.h"
 #include "sys/environment.h"
@@ -94,9 +95,9 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, const std::s
   ticket.uid = uid;
   ticket.user = user;
   ticket.command = request.command;
-  ticket.request =
-      fmt::format("{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
-                  request.request.mem_bytes ? " shared" : "");
+  ticket.request = fmt::format(
+      "{} GPU{}{}", request.request.count, request.request.count == 1 ? "" : "s",
+      request.request.mem_bytes ? " shared " + FormatBytes(*request.request.mem_bytes) : "");
   // A waiter for named cards holds up everyone behind it while they stay
   // busy (no backfill): leases shows why.
   std::vector<std::string> named;

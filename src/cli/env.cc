@@ -79,10 +79,11 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   // Printed to a terminal, the lines set nothing, yet the cards stay held
   // for the shell's life.
   if (world.terminal().stdout_is_tty()) {
-    world.Note(fmt::format(
-        "these lines set nothing printed here: run eval \"$(gpupin env ...)\" instead, and end "
-        "this lease with gpupin release {}",
-        acquired->lease.id));
+    world.Note(
+        fmt::format("these lines set nothing when printed here: run eval \"$(gpupin env ...)\" "
+                    "instead, and end "
+                    "this lease with gpupin release {}",
+                    acquired->lease.id));
   }
   return 0;
 }

@@ -463,8 +463,8 @@ Finding CheckLeases(const DoctorFacts& facts) {
   if (facts.expired_leases == 0) return {"leases", Verdict::kOk, "no expired leases", ""};
   return {
       "leases", Verdict::kOk,
-      fmt::format("{} expired lease(s): their holders are gone, so they are ignored and removed "
-                  "on the next change",
+      fmt::format("{} expired lease(s), whose holder is gone or whose reservation ended: ignored, "
+                  "and removed on the next change",
                   facts.expired_leases),
       ""};
 }

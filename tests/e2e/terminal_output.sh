@@ -25,7 +25,7 @@ grep -q '^2 GPUs' "$TEST_TMP/dumb" || fail "TERM=dumb: no table"
 
 export NO_COLOR=1
 in_pty "$TEST_TMP/env" "$GPUPIN ${SIM[*]} env"
-expect_contains "$(cat "$TEST_TMP/env")" "these lines set nothing printed here" "env on a terminal"
+expect_contains "$(cat "$TEST_TMP/env")" "these lines set nothing when printed here" "env on a terminal"
 lease=$(sed -n "s/^export GPUPIN_LEASE_ID='\([^']*\)'.*/\1/p" "$TEST_TMP/env" | tr -d '\r')
 [[ -n $lease ]] || fail "env printed no lease id: $(cat "$TEST_TMP/env")"
 expect_contains "$(cat "$TEST_TMP/env")" "gpupin release $lease" "names the lease to release"
