@@ -321,6 +321,9 @@ def pin(
             f"CUDA already initialised in this process ({reason}): CUDA_VISIBLE_DEVICES "
             "would change nothing; call gpupin.pin() before the first use of the GPU"
         )
+    # bool is an int to Python: mem=True would ask for one byte.
+    if isinstance(mem, bool) or not isinstance(mem, (str, int, type(None))):
+        raise TypeError(f'mem is a size ("20G") or bytes as an int, not {mem!r}')
     args = ["--json", "env", "--for", str(os.getpid()), f"--count={count}"]
     if mem is not None:
         # gpupin refuses a size without a unit: an int is bytes.

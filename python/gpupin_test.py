@@ -176,6 +176,21 @@ class PinTest(SimulatedServer):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual([l["shared_bytes"] for l in json.loads(done.stdout)["leases"]], [3 << 30])
 
+    def test_mem_that_is_no_size_is_refused_before_gpupin_runs(self) -> None:
+        for mem in ("True", "2.5"):
+            done = self.python(
+                f"""
+                import gpupin
+                try:
+                    gpupin.pin(mem={mem})
+                except TypeError as error:
+                    print(error)
+                """
+            )
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("mem is a size", done.stdout)
+        self.assertEqual(self.lease_holders(), [], "nothing was leased")
+
     def test_processes_pinning_at_one_instant_get_different_cards(self) -> None:
         go = os.path.join(self.tmp, "go")
         holders = [
