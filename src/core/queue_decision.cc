@@ -204,8 +204,14 @@ std::vector<size_t> ServiceOrder(const TurnInput& input) {
 Turn DecideTurn(const TurnInput& input) {
   std::vector<Entry> line = LineOf(input);
   std::optional<Entry> me;
+  // Our ticket is ours by its id and our uid, the first in line: anyone can
+  // read our id in queue/ and write a ticket of theirs under it, later in
+  // line, to make us wait behind ourselves.
   for (const Entry& entry : line) {
-    if (input.mine && entry.ticket->id == *input.mine) me = entry;
+    if (input.mine && entry.ticket->id == *input.mine && entry.uid == input.uid) {
+      me = entry;
+      break;
+    }
   }
   if (!me) {
     me = Entry{nullptr, input.uid, std::max(input.count, 1), line.size()};

@@ -25,11 +25,12 @@ struct TurnInput {
   // Live tickets whose holders and waiters are not stopped, in arrival
   // order (LeaseTransaction::WaitingTickets); ours among them once we have one.
   std::vector<QueueTicket> waiting;
-  std::optional<std::string> mine;  // our ticket's id; nullopt: a newcomer, behind everyone
-  uint32_t uid = 0;                 // ours (read from our ticket when we have one)
-  int count = 1;                    // cards we ask for
-  std::map<uint32_t, int> held;     // CardsHeldByUser
-  std::map<uint32_t, Caps> caps;    // per uid; a missing uid has no cap
+  // Our ticket's id (of a ticket of `uid`'s); nullopt: a newcomer, behind everyone.
+  std::optional<std::string> mine;
+  uint32_t uid = 0;               // ours (read from our ticket when we have one)
+  int count = 1;                  // cards we ask for
+  std::map<uint32_t, int> held;   // CardsHeldByUser
+  std::map<uint32_t, Caps> caps;  // per uid; a missing uid has no cap
 };
 
 struct Turn {

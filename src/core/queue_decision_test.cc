@@ -198,6 +198,23 @@ TEST(DecideTurnFair, ANewcomerOfAUserWithFewerCardsGoesBeforeTheQueue) {
   EXPECT_EQ(DecideTurn(input).ahead, 2u) << "alice's newcomer is behind her own tickets";
 }
 
+// bob copies alice's ticket, id and all, into a ticket of his own later in
+// line: alice's place is still her own first ticket, not his copy.
+TEST(DecideTurnFair, AnotherUsersTicketUnderOurIdIsNotOurPlace) {
+  Line line;
+  line.Add(kAlice);
+  QueueTicket copy = line.tickets[0];
+  copy.seq = 2;
+  copy.uid = kBob;
+  copy.user = "bob";
+  line.tickets.push_back(copy);
+  TurnInput input = TurnOf(line, 0, kAlice);
+  input.held = {{kBob, 4}};
+  const Turn turn = DecideTurn(input);
+  EXPECT_TRUE(turn.ours);
+  EXPECT_EQ(turn.ahead, 0u);
+}
+
 TEST(DecideTurnFair, CardsServedBeforeAWaiterCountInTheOrderBehindTheFirst) {
   Line line;
   line.Add(kBob, 3).Add(kBob).Add(kAlice);
