@@ -142,6 +142,12 @@ Result<int> Docker(World& world, const DockerOptions& options, bool wait_given) 
   } else {
     world.Note(fmt::format("docker gets {}", DescribeChosen(*acquired)));
   }
+  if (invocation->creates_only) {
+    world.Note(
+        "warning: docker create does not start the container: the lease ends when docker create "
+        "returns, and the container started later may share its cards with another job; "
+        "gpupin docker -- run -d keeps a lease while the container runs");
+  }
   Status started = client->Start(argv, {});
   if (!started.ok()) {
     std::fprintf(stderr, "gpupin: %s: docker\n", started.error().message.c_str());

@@ -207,6 +207,7 @@ Result<DockerInvocation> RewriteDockerArgs(
     invocation.cidfile = our_cidfile;
     inserted.insert(inserted.end(), {"--cidfile", our_cidfile});
   }
+  invocation.creates_only = args[*subcommand] == "create";
   invocation.prefix.assign(args.begin(), args.begin() + static_cast<long>(*subcommand));
   invocation.args.assign(args.begin(), args.begin() + static_cast<long>(position));
   invocation.args.insert(invocation.args.end(), inserted.begin(), inserted.end());

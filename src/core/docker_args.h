@@ -16,6 +16,9 @@ namespace gpupin {
 struct DockerInvocation {
   std::vector<std::string> args;  // for the docker client, without "docker"
   bool detached = false;          // run -d: the lease follows the container
+  // create: the container does not run yet, and nothing will hold its lease
+  // once the client returns.
+  bool creates_only = false;
   // The words before run/create (`--context NAME`, `-H HOST`, `container`):
   // `docker PREFIX wait ID` asks the daemon the container runs on.
   std::vector<std::string> prefix;

@@ -24,6 +24,7 @@ TEST(DockerArgsTest, GlobalClientOptionsBeforeCreateStayInPlace) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->args,
             (Args{"--context", "lab", "create", "--gpus", "\"device=GPU-a\"", "img"}));
+  EXPECT_TRUE(result->creates_only);
 }
 
 TEST(DockerArgsTest, AClientOptionsValueIsNotTheCommand) {

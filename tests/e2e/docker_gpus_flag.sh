@@ -80,6 +80,15 @@ expect_eq "$STATUS" 2 "--print with a docker command"
 expect_contains "$ERR" "--print runs no docker command" "says why"
 run_status "$GPUPIN" "${SIM[@]}" docker -- ps
 expect_eq "$STATUS" 2 "docker without run/create is a usage error"
+# create only creates: the lease ends with the client, and gpupin says so.
+run_status "$GPUPIN" "${SIM[@]}" docker -- create img
+expect_eq "$STATUS" 0 "docker create"
+expect_contains "$ERR" "docker create does not start the container: the lease ends when docker create returns" \
+  "create is warned of"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json leases | jq '[.leases[] | select(.command == "docker create img")] | length')" 0 \
+  "create holds no lease once it returned"
+run_status "$GPUPIN" "${SIM[@]}" docker -- run --rm img true
+[[ $ERR != *"docker create does not"* ]] || fail "run is warned as create: $ERR"
 # No docker client: told as run tells a missing command, before any lease.
 mkdir -p "$TEST_TMP/empty"
 run_status env PATH="$TEST_TMP/empty" "$GPUPIN" "${SIM[@]}" docker -- run img
