@@ -22,13 +22,17 @@ namespace {
 constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
                                       IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
-// The least time between two kStateChanged wake-ups. Each costs the waiter a
-// read of the state, and anyone may create and delete files in the shared
-// directories as fast as the kernel lets them: without a bound, a churning
-// user keeps every waiter at the head of the queue busy. Changes within it
-// are taken together at its end; a change after a quiet spell still wakes
-// at once, and so do process exits and interrupts.
+// After Wait reported a change (kStateChanged, kNudged), how long the next
+// Wait takes changes together before reporting one: at least
+// kChangeCoalescing, and kIdlePerBusy times what the caller spent on the
+// last one (a read of the state, maybe a look at the cards). Anyone may
+// create and delete files in the shared directories, or nudge a ticket of
+// theirs, as fast as the kernel lets them: without a bound, a churning user
+// keeps every waiter busy, the more so the more records there are to read.
+// With it, churn costs a waiter at most a fifth of a CPU. A change after a
+// quiet spell still wakes at once, and so do process exits and interrupts.
 constexpr std::chrono::milliseconds kChangeCoalescing{20};
+constexpr int kIdlePerBusy = 4;
 
 // How many processes a watch holds a pidfd for. Every live lease holder is
 // one, and anyone may write a thousand leases held by live processes of
@@ -181,7 +185,13 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   using Clock = std::chrono::steady_clock;
   const bool polling = needs_poll() || poll_anyway;
   const Clock::time_point poll_end = Clock::now() + poll_interval;
-  const Clock::time_point changes_from = last_change_ + kChangeCoalescing;
+  if (change_reported_) {
+    const Clock::time_point now = Clock::now();
+    changes_from_ = now + std::max<Clock::duration>(kChangeCoalescing,
+                                                    kIdlePerBusy * (now - *change_reported_));
+    change_reported_.reset();
+  }
+  const Clock::time_point changes_from = changes_from_;
   while (true) {
     Clock::time_point now = Clock::now();
     if (deadline && now >= *deadline) return WakeReason::kDeadline;
@@ -216,7 +226,7 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
                           : Drained{};
     if (process_exited) return WakeReason::kProcessExited;
     if (drained.change) {
-      last_change_ = Clock::now();
+      change_reported_ = Clock::now();
       return WakeReason::kStateChanged;
     }
     // Unlinking a file reports IN_ATTRIB (its link count) at once, and
@@ -227,7 +237,10 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
           st.st_nlink == 0)
         return WakeReason::kStateChanged;
     }
-    if (drained.nudge) return WakeReason::kNudged;
+    if (drained.nudge) {
+      change_reported_ = Clock::now();
+      return WakeReason::kNudged;
+    }
   }
 }
 

@@ -76,9 +76,10 @@ class ChangeWatch {
 
   // Blocks until an event, the deadline, or (when needs_poll() or
   // `poll_anyway`, e.g. GPU memory without an owner) the poll interval.
-  // Directory changes are reported at most once per 20 ms, those in
-  // between taken together: a user churning files in the state directory
-  // cannot keep a waiter busy re-reading it.
+  // After a change was reported, the next Wait takes changes together for
+  // 20 ms, or four times what the caller spent since, whichever is longer:
+  // a user churning files in the state directory cannot keep a waiter busy
+  // re-reading it.
   WakeReason Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
                   std::chrono::milliseconds poll_interval, bool poll_anyway = false);
 
@@ -89,9 +90,10 @@ class ChangeWatch {
   int interrupt_fd_ = -1;
   bool exited_already_ = false;
   bool changed_already_ = false;
-  // When Wait last reported a directory change: the next is reported no
-  // sooner than kChangeCoalescing after it.
-  std::chrono::steady_clock::time_point last_change_{};
+  // When Wait last reported a change, until the next Wait; and until when
+  // that Wait and those after it take changes together.
+  std::optional<std::chrono::steady_clock::time_point> change_reported_;
+  std::chrono::steady_clock::time_point changes_from_{};
   int file_watch_ = -1;
   int file_dir_fd_ = -1;  // the watched file's directory (its StateDir outlives the watch)
   std::string file_name_;

@@ -3,9 +3,10 @@
 # nobody creates and deletes files in leases/ and queue/ as fast as it can,
 # while root's waiter stands at the head of the queue. Each change used to
 # wake the waiter for a read of the state: it spent more CPU than the
-# churner. Changes are now taken together, at most one read per 20 ms, so
-# the waiter spends a small fraction of the churner's CPU, keeps its place,
-# and still starts at once when a card is freed.
+# churner. Changes are now taken together (for 20 ms, or four times what
+# the last read cost), so the waiter spends a small fraction of the
+# churner's CPU, keeps its place, and still starts at once when a card is
+# freed.
 source "$(dirname "$0")/lib.sh"
 
 as_nobody_copies "$EXAMPLES/server-4gpu.json"
