@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <tuple>
 
 #include "cli/number_checks.h"
@@ -99,6 +101,16 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
       limit.percent = *percent;
     } else {
       Result<uint64_t> bytes = ParseSize(*flags.max_used);
+      // A bare number is as likely a share of the card as an amount.
+      const bool bare_number = std::all_of(
+          flags.max_used->begin(), flags.max_used->end(),
+          [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+      if (!bytes.ok() && bare_number) {
+        return OptionError("--max-used",
+                           fmt::format("'{0}' has no unit; write e.g. {0}% of the card's memory, "
+                                       "or {0}G, {0}M, {0}B",
+                                       *flags.max_used));
+      }
       if (!bytes.ok()) return bytes.error().OfOption("--max-used");
       limit.bytes = *bytes;
     }

@@ -157,7 +157,8 @@ run_status "$GPUPIN" "${SIM[@]}" pick --mem 10
 expect_eq "$STATUS:$ERR" "2:gpupin: --mem: size '10' has no unit; write e.g. 10G, 10M, or 10B for bytes" \
   "--mem without a unit"
 run_status "$GPUPIN" "${SIM[@]}" pick --max-used 10
-expect_eq "$STATUS" 2 "--max-used without a unit"
+expect_eq "$STATUS:$ERR" "2:gpupin: --max-used: '10' has no unit; write e.g. 10% of the card's memory, or 10G, 10M, 10B" \
+  "--max-used without a unit: a share or an amount"
 printf '[pick]\nmem = 10\n' >"$TEST_TMP/mem.toml"
 run_status "$GPUPIN" "${SIM[@]}" --config "$TEST_TMP/mem.toml" pick
 expect_eq "$STATUS:$ERR" "2:gpupin: $TEST_TMP/mem.toml:2: mem: --mem: size '10' has no unit; write e.g. 10G, 10M, or 10B for bytes" \
