@@ -221,6 +221,16 @@ std::optional<Error> RepeatedOptionError(const CLI::App& app) {
                    fmt::format("{} given more than once; give it once", *repeated));
 }
 
+// Words of a command given to run or docker without the "--" before it.
+Error CommandBeforeSeparator(const CLI::App& app, const std::vector<std::string>& words) {
+  const bool run = app.get_subcommands().front()->get_name() == "run";
+  return MakeError(
+      ExitCode::kUsage,
+      fmt::format(
+          "unexpected '{}': the command goes after '--', as in: {}", fmt::join(words, " "),
+          run ? "gpupin run --wait -- python train.py" : "gpupin docker -- run --rm IMAGE CMD"));
+}
+
 // The option CLI11 names at the front of its message ("--count: …").
 std::optional<std::string_view> OptionNamedFirst(std::string_view message) {
   const size_t colon = message.find(": ");
@@ -529,18 +539,18 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     }
     const std::string extras = fmt::format("'{}'", fmt::join(remaining, " "));
     // `gpupin run python train.py`: the separator forgotten.
-    if (runs_command) {
-      const bool run = app.get_subcommands().front()->get_name() == "run";
-      return PrintError(
-          MakeError(ExitCode::kUsage,
-                    fmt::format("unexpected {}: the command goes after '--', as in: {}", extras,
-                                run ? "gpupin run --wait -- python train.py"
-                                    : "gpupin docker -- run --rm IMAGE CMD")));
-    }
+    if (runs_command) return PrintError(CommandBeforeSeparator(app, remaining));
     return PrintError(
         MakeError(ExitCode::kUsage, fmt::format("unexpected {}; {}", extras, SeeHelp(app, ""))));
   } catch (const CLI::ArgumentMismatch& e) {
-    if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
+    if (std::optional<Error> repeated = RepeatedOptionError(app)) {
+      // `gpupin run -n 1 python train.py -n 2`: the command's own option,
+      // read as gpupin's for want of a separator.
+      const std::vector<std::string> remaining = app.remaining(true);
+      if (runs_command && !remaining.empty())
+        return PrintError(CommandBeforeSeparator(app, remaining));
+      return PrintError(*repeated);
+    }
     // CLI11's "--simulate: 1 required TEXT missing": the value left out.
     const std::string_view what = e.what();
     const std::optional<std::string_view> option = OptionNamedFirst(what);

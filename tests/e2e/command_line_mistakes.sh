@@ -56,6 +56,12 @@ run_status "$GPUPIN" "${SIM[@]}" run touch "$TEST_TMP/ran"
 expect_eq "$STATUS" 2 "run without --"
 expect_contains "$ERR" "the command goes after '--', as in: gpupin run --wait -- python train.py" "run without --"
 [[ ! -e $TEST_TMP/ran ]] || fail "run without -- ran the command"
+# The command's own -n read as gpupin's second --count: still the separator.
+run_status "$GPUPIN" "${SIM[@]}" run -n 1 python train.py -n 2
+expect_eq "$STATUS:$ERR" "2:gpupin: unexpected 'python train.py': the command goes after '--', as in: gpupin run --wait -- python train.py" \
+  "run without -- and a command with an option of gpupin's"
+run_status "$GPUPIN" "${SIM[@]}" run -n 1 -n 2 -- true
+expect_eq "$STATUS:$ERR" "2:gpupin: --count given more than once; give it once" "--count twice"
 run_status "$GPUPIN" "${SIM[@]}" docker run image
 expect_eq "$STATUS" 2 "docker without --"
 expect_contains "$ERR" "gpupin docker -- run" "docker without --"
