@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 
 #include "sys/pidfd.h"
 
@@ -22,17 +23,30 @@ namespace {
 constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO |
                                       IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
-// After Wait reported a change (kStateChanged, kNudged), how long the next
-// Wait takes changes together before reporting one: at least
-// kChangeCoalescing, and kIdlePerBusy times what the caller spent on the
-// last one (a read of the state, maybe a look at the cards). Anyone may
-// create and delete files in the shared directories, or nudge a ticket of
-// theirs, as fast as the kernel lets them: without a bound, a churning user
-// keeps every waiter busy, the more so the more records there are to read.
-// With it, churn costs a waiter at most a fifth of a CPU. A change after a
-// quiet spell still wakes at once, and so do process exits and interrupts.
+// Anyone may create and delete files in the shared directories, or nudge a
+// ticket of theirs, as fast as the kernel lets them, and each change
+// reported costs the waiter a read of the state, maybe a look at the
+// cards: without a bound, a churning user keeps every waiter busy, the more
+// so the more records there are to read. So after reporting a change or a
+// nudge, a watch goes quiet for kIdlePerBusy times the CPU its caller then
+// spent on it, kChangeCoalescing at least and kMostQuiet at most: a
+// directory watch takes the directory's changes together meanwhile, a file
+// watch ignores nudges (its file's removal, which moves the waiter up, is
+// never held back). Process exits and interrupts always wake at once.
 constexpr std::chrono::milliseconds kChangeCoalescing{20};
+constexpr std::chrono::milliseconds kMostQuiet{250};
 constexpr int kIdlePerBusy = 4;
+
+constexpr uint32_t kFileEvents = IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW;
+constexpr uint32_t kNudgeEvents = IN_CLOSE_WRITE;
+
+// CPU time of this thread: what handling a wake-up cost, not the time spent
+// blocked on a lock or waiting on another watch.
+std::chrono::nanoseconds ThreadCpuTime() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
 
 // How many processes a watch holds a pidfd for. Every live lease holder is
 // one, and anyone may write a thousand leases held by live processes of
@@ -112,10 +126,9 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
   }
   file_dir_fd_ = dir.fd();
   file_name_ = name;
+  nudges_muted_ = false;
   std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
-  file_watch_ = inotify_add_watch(
-      inotify_.get(), path.c_str(),
-      IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_CLOSE_WRITE | IN_DONT_FOLLOW);
+  file_watch_ = inotify_add_watch(inotify_.get(), path.c_str(), kFileEvents | kNudgeEvents);
   if (file_watch_ < 0) {
     if (errno == ENOENT) {
       changed_already_ = true;
@@ -123,6 +136,17 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
       inotify_.Reset();
     }
   }
+}
+
+bool ChangeWatch::MuteNudges(bool muted) {
+  if (muted == nudges_muted_) return true;
+  nudges_muted_ = muted;
+  std::string path = fmt::format("/proc/self/fd/{}/{}", file_dir_fd_, file_name_);
+  const int watch =
+      inotify_add_watch(inotify_.get(), path.c_str(), kFileEvents | (muted ? 0 : kNudgeEvents));
+  // Another file under the name: ours went, which its own watch reports.
+  if (watch >= 0 && watch != file_watch_) inotify_rm_watch(inotify_.get(), watch);
+  return watch == file_watch_;
 }
 
 void ChangeWatch::ForgetChangesSoFar() {
@@ -185,24 +209,26 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   using Clock = std::chrono::steady_clock;
   const bool polling = needs_poll() || poll_anyway;
   const Clock::time_point poll_end = Clock::now() + poll_interval;
-  if (change_reported_) {
-    const Clock::time_point now = Clock::now();
-    changes_from_ = now + std::max<Clock::duration>(kChangeCoalescing,
-                                                    kIdlePerBusy * (now - *change_reported_));
-    change_reported_.reset();
+  const bool file_mode = !file_name_.empty();
+  if (cpu_at_report_) {
+    const auto busy = ThreadCpuTime() - *cpu_at_report_;
+    quiet_until_ = Clock::now() +
+                   std::clamp<Clock::duration>(kIdlePerBusy * busy, kChangeCoalescing, kMostQuiet);
+    cpu_at_report_.reset();
   }
-  const Clock::time_point changes_from = changes_from_;
   while (true) {
     Clock::time_point now = Clock::now();
     if (deadline && now >= *deadline) return WakeReason::kDeadline;
     if (polling && now >= poll_end) return WakeReason::kPoll;
     std::optional<Clock::time_point> until = deadline;
     if (polling && (!until || poll_end < *until)) until = poll_end;
-    // Until changes_from, directory events wait in the inotify queue. Left
-    // out of poll(), not just masked: each event would still wake it.
-    const bool coalescing = inotify_.valid() && now < changes_from;
-    if (inotify_.valid()) fds[0].fd = coalescing ? -1 : inotify_.get();
-    if (coalescing && (!until || changes_from < *until)) until = changes_from;
+    const bool quiet = inotify_.valid() && now < quiet_until_;
+    if (quiet && (!until || quiet_until_ < *until)) until = quiet_until_;
+    if (file_mode && inotify_.valid() && file_watch_ >= 0 && !MuteNudges(quiet))
+      return WakeReason::kStateChanged;
+    // A quiet directory watch leaves its changes in the inotify queue: out
+    // of poll(), not just masked, or each event would still wake it.
+    if (!file_mode && inotify_.valid()) fds[0].fd = quiet ? -1 : inotify_.get();
     int timeout_ms = -1;
     if (until) {
       // Rounded up, so a wake-up is never early and never a busy loop.
@@ -226,7 +252,7 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
                           : Drained{};
     if (process_exited) return WakeReason::kProcessExited;
     if (drained.change) {
-      change_reported_ = Clock::now();
+      cpu_at_report_ = ThreadCpuTime();
       return WakeReason::kStateChanged;
     }
     // Unlinking a file reports IN_ATTRIB (its link count) at once, and
@@ -237,10 +263,14 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
           st.st_nlink == 0)
         return WakeReason::kStateChanged;
     }
-    if (drained.nudge) {
-      change_reported_ = Clock::now();
+    // Nudges queued before the quiet spell began are dropped with it.
+    if (drained.nudge && !quiet) {
+      cpu_at_report_ = ThreadCpuTime();
       return WakeReason::kNudged;
     }
+    // Only hidden names changed (temp files): nothing to report, and a
+    // churn of them is taken together as well.
+    if (!file_mode) quiet_until_ = Clock::now() + kChangeCoalescing;
   }
 }
 

@@ -76,10 +76,11 @@ class ChangeWatch {
 
   // Blocks until an event, the deadline, or (when needs_poll() or
   // `poll_anyway`, e.g. GPU memory without an owner) the poll interval.
-  // After a change was reported, the next Wait takes changes together for
-  // 20 ms, or four times what the caller spent since, whichever is longer:
-  // a user churning files in the state directory cannot keep a waiter busy
-  // re-reading it.
+  // After a change or a nudge was reported, the watch goes quiet for four
+  // times the CPU its caller spent on it (20 to 250 ms): a directory watch
+  // then takes changes together, a file watch ignores nudges, so that a
+  // user churning files in the state directory cannot keep a waiter busy.
+  // The watched file's removal and process exits are never held back.
   WakeReason Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
                   std::chrono::milliseconds poll_interval, bool poll_anyway = false);
 
@@ -90,10 +91,14 @@ class ChangeWatch {
   int interrupt_fd_ = -1;
   bool exited_already_ = false;
   bool changed_already_ = false;
-  // When Wait last reported a change, until the next Wait; and until when
-  // that Wait and those after it take changes together.
-  std::optional<std::chrono::steady_clock::time_point> change_reported_;
-  std::chrono::steady_clock::time_point changes_from_{};
+  // Our thread's CPU time when Wait last reported a change or a nudge, until
+  // the next Wait; and until when the watch stays quiet after it.
+  std::optional<std::chrono::nanoseconds> cpu_at_report_;
+  std::chrono::steady_clock::time_point quiet_until_{};
+  bool nudges_muted_ = false;
+  // Watches the file for nudges again, or no longer; false when the file
+  // under the name is no longer the one watched.
+  bool MuteNudges(bool muted);
   int file_watch_ = -1;
   int file_dir_fd_ = -1;  // the watched file's directory (its StateDir outlives the watch)
   std::string file_name_;

@@ -169,6 +169,85 @@ TEST(ChangeWatch, NotifyingTheWatchedFileIsANudgeATouchNothingAndItsRemovalAChan
   }
 }
 
+// Keeps this thread busy, as a waiter reading the state after a wake-up.
+void SpendCpu(std::chrono::milliseconds how_long) {
+  const auto until = Clock::now() + how_long;
+  while (Clock::now() < until) {
+  }
+}
+
+// After a reported change the watch takes the next ones together for a
+// while (20 ms here, the test spends little CPU on the first), but a
+// process's exit still wakes it at once, even in a long quiet spell.
+TEST(ChangeWatch, ChangesRightAfterAReportedOneAreTakenTogetherExitsAreNot) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  ASSERT_TRUE(w.dir->WriteFileAtomic("a.json", "{}").ok());
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
+  const auto reported = Clock::now();
+  ASSERT_TRUE(w.dir->WriteFileAtomic("b.json", "{}").ok());
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
+  const auto waited = Clock::now() - reported;
+  EXPECT_GE(waited, 19ms);
+  EXPECT_LT(waited, 260ms);
+
+  SpendCpu(60ms);  // quiet for 240 ms
+  ASSERT_TRUE(w.dir->WriteFileAtomic("c.json", "{}").ok());
+  Sleeper holder;
+  w.watch.WatchProcesses({holder.identity}, &StartTime);
+  auto [reason, latency] = WakeAfter(w.watch, [&] { kill(holder.pid, SIGKILL); });
+  EXPECT_EQ(reason, WakeReason::kProcessExited);
+  EXPECT_LT(latency, 100ms) << "an exit is not held back";
+}
+
+// The quiet spell is counted in CPU spent on the change, not in time: a
+// waiter that slept on something else meanwhile hears the next change at
+// once, and one that spent a lot of CPU is quiet for at most 250 ms.
+TEST(ChangeWatch, TheQuietSpellFollowsTheCpuSpentAndIsBounded) {
+  Watched w;
+  ASSERT_TRUE(w.dir.ok());
+  ASSERT_TRUE(w.dir->WriteFileAtomic("a.json", "{}").ok());
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
+  std::this_thread::sleep_for(300ms);  // blocked elsewhere: no CPU
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 20ms, 10s), WakeReason::kDeadline);
+  auto [reason, latency] =
+      WakeAfter(w.watch, [&] { (void)w.dir->WriteFileAtomic("b.json", "{}"); });
+  EXPECT_EQ(reason, WakeReason::kStateChanged);
+  EXPECT_LT(latency, 100ms);
+
+  SpendCpu(200ms);  // four times is 800 ms, bounded to 250
+  ASSERT_TRUE(w.dir->WriteFileAtomic("c.json", "{}").ok());
+  const auto written = Clock::now();
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 5s, 10s), WakeReason::kStateChanged);
+  EXPECT_LT(Clock::now() - written, 400ms);
+}
+
+// A file watch that reported a nudge ignores nudges for a while, but the
+// removal of its file, which moves the waiter up, is reported at once.
+TEST(ChangeWatch, AfterANudgeFurtherNudgesWaitButTheFilesRemovalDoesNot) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "queue");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(dir->WriteFileAtomic("ahead.json", "{}").ok());
+  ChangeWatch watch = ChangeWatch::ForFile(*dir, "ahead.json");
+  ASSERT_TRUE(dir->NotifyWatchers("ahead.json").ok());
+  EXPECT_EQ(watch.Wait(Clock::now() + 1s, 10s), WakeReason::kNudged);
+  SpendCpu(60ms);  // quiet for 240 ms
+  ASSERT_TRUE(dir->NotifyWatchers("ahead.json").ok());
+  EXPECT_EQ(watch.Wait(Clock::now() + 50ms, 10s), WakeReason::kDeadline) << "a nudge while quiet";
+  auto [reason_removed, removal_latency] =
+      WakeAfter(watch, [&] { (void)dir->Remove("ahead.json"); });
+  EXPECT_EQ(reason_removed, WakeReason::kStateChanged);
+  EXPECT_LT(removal_latency, 100ms) << "the file's removal is not held back";
+
+  ASSERT_TRUE(dir->WriteFileAtomic("next.json", "{}").ok());
+  watch.WatchFile(*dir, "next.json");
+  std::this_thread::sleep_for(30ms);
+  auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->NotifyWatchers("next.json"); });
+  EXPECT_EQ(reason, WakeReason::kNudged) << "nudges are heard again";
+  EXPECT_LT(latency, 100ms);
+}
+
 TEST(ChangeWatch, AFileWatchMovesToAnotherFile) {
   TempDir tmp;
   Result<StateDir> dir = StateDir::Open(tmp / "queue");
