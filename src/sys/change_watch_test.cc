@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "sys/procfs.h"
@@ -46,6 +47,17 @@ struct Watched {
   TempDir tmp;
   Result<StateDir> dir = StateDir::Open(tmp / "leases");
   ChangeWatch watch = ChangeWatch::ForDirectories({&dir.value()});
+};
+
+// A watch on queue/ahead.json, as a waiter behind it keeps.
+struct AheadWatched {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "queue");
+  std::optional<ChangeWatch> watch;
+  AheadWatched() {
+    if (dir.ok() && dir->WriteFileAtomic("ahead.json", "{}").ok())
+      watch = ChangeWatch::ForFile(*dir, "ahead.json");
+  }
 };
 
 // Runs `action` on another thread after a short delay and returns how long
@@ -128,11 +140,10 @@ TEST(ChangeWatch, ChangesForgottenSoFarDoNotWakeButLaterOnesDo) {
 }
 
 TEST(ChangeWatch, AFileWatchWakesWhenThatFileGoesAndNotForOthers) {
-  TempDir tmp;
-  Result<StateDir> dir = StateDir::Open(tmp / "queue");
-  ASSERT_TRUE(dir.ok());
-  ASSERT_TRUE(dir->WriteFileAtomic("ahead.json", "{}").ok());
-  ChangeWatch watch = ChangeWatch::ForFile(*dir, "ahead.json");
+  AheadWatched a;
+  ASSERT_TRUE(a.watch);
+  Result<StateDir>& dir = a.dir;
+  ChangeWatch& watch = *a.watch;
   ASSERT_TRUE(dir->WriteFileAtomic("behind.json", "{}").ok());
   EXPECT_EQ(watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline);
   auto [reason, latency] = WakeAfter(watch, [&] { (void)dir->Remove("ahead.json"); });
@@ -225,11 +236,10 @@ TEST(ChangeWatch, TheQuietSpellFollowsTheCpuSpentAndIsBounded) {
 // A file watch that reported a nudge ignores nudges for a while, but the
 // removal of its file, which moves the waiter up, is reported at once.
 TEST(ChangeWatch, AfterANudgeFurtherNudgesWaitButTheFilesRemovalDoesNot) {
-  TempDir tmp;
-  Result<StateDir> dir = StateDir::Open(tmp / "queue");
-  ASSERT_TRUE(dir.ok());
-  ASSERT_TRUE(dir->WriteFileAtomic("ahead.json", "{}").ok());
-  ChangeWatch watch = ChangeWatch::ForFile(*dir, "ahead.json");
+  AheadWatched a;
+  ASSERT_TRUE(a.watch);
+  Result<StateDir>& dir = a.dir;
+  ChangeWatch& watch = *a.watch;
   ASSERT_TRUE(dir->NotifyWatchers("ahead.json").ok());
   EXPECT_EQ(watch.Wait(Clock::now() + 1s, 10s), WakeReason::kNudged);
   SpendCpu(60ms);  // quiet for 240 ms
