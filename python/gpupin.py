@@ -30,6 +30,7 @@ import contextlib
 import ctypes
 import dataclasses
 import json
+import numbers
 import os
 import shutil
 import subprocess
@@ -321,13 +322,14 @@ def pin(
             f"CUDA already initialised in this process ({reason}): CUDA_VISIBLE_DEVICES "
             "would change nothing; call gpupin.pin() before the first use of the GPU"
         )
-    # bool is an int to Python: mem=True would ask for one byte.
-    if isinstance(mem, bool) or not isinstance(mem, (str, int, type(None))):
+    # bool is an int to Python: mem=True would ask for one byte. numpy's
+    # integers are Integral too.
+    if isinstance(mem, bool) or not (mem is None or isinstance(mem, (str, numbers.Integral))):
         raise TypeError(f'mem is a size ("20G") or bytes as an int, not {mem!r}')
     args = ["--json", "env", "--for", str(os.getpid()), f"--count={count}"]
     if mem is not None:
         # gpupin refuses a size without a unit: an int is bytes.
-        args.append(f"--mem={mem}B" if isinstance(mem, int) else f"--mem={mem}")
+        args.append(f"--mem={int(mem)}B" if isinstance(mem, numbers.Integral) else f"--mem={mem}")
     if timeout is not None:
         args.append(f"--wait={int(timeout * 1000)}ms")
     elif wait:

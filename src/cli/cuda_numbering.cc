@@ -64,9 +64,10 @@ bool CudaNumbering::Adopt(const Inventory& inventory, const ProbeResult& probe,
   followed_kept_ = false;
   // As Lookup reads: a state directory that does not exist is not made
   // for it (doctor only looks).
-  found_ =
+  Learnt learnt =
       Learn(inventory, key, probe, std::move(order), libcuda, keyed && !world_.StateDirMissing());
-  replaced_kept_order_ = !resolve_again && learnt_order_kept_;
+  found_ = std::move(learnt.order);
+  replaced_kept_order_ = !resolve_again && learnt.order_kept;
   return resolve_again;
 }
 
@@ -144,18 +145,18 @@ std::optional<DriverOrder> CudaNumbering::Probe(const Inventory& inventory,
     return std::nullopt;
   }
   return Learn(inventory, key, *probe, DriverOrderFromProbe(key, *probe, inventory.gpus), *libcuda,
-               keep);
+               keep)
+      .order;
 }
 
-std::optional<DriverOrder> CudaNumbering::Learn(const Inventory& inventory,
-                                                const DriverOrderKey& key, const ProbeResult& probe,
-                                                std::optional<DriverOrder> order,
-                                                const std::string& libcuda, bool keep) {
-  learnt_order_kept_ = false;
+CudaNumbering::Learnt CudaNumbering::Learn(const Inventory& inventory, const DriverOrderKey& key,
+                                           const ProbeResult& probe,
+                                           std::optional<DriverOrder> order,
+                                           const std::string& libcuda, bool keep) {
   if (order) {
     world_.Verbose(fmt::format("cuda:N follow the CUDA driver's order ({})", libcuda));
-    learnt_order_kept_ = keep && Keep(*order);
-    return order;
+    const bool kept = keep && Keep(*order);
+    return {std::move(order), kept};
   }
   const int64_t now = NowUnixMs();
   DriverOrderFailure failure = FailureFromProbe(key, probe, inventory.gpus, now);
@@ -164,7 +165,7 @@ std::optional<DriverOrder> CudaNumbering::Learn(const Inventory& inventory,
     world_.Verbose(fmt::format("kept: the CUDA driver is not asked again before {}",
                                FormatLocalClock(now + kProbeRetryAfterMs, now)));
   }
-  return std::nullopt;
+  return {};
 }
 
 bool CudaNumbering::Keep(const KeptDriverOrder& kept) {

@@ -68,9 +68,12 @@ class CudaNumbering {
                                    bool keep);
   // `order`, the one `probe` gives (DriverOrderFromProbe), kept (or why
   // the probe gives none, where worth keeping) when `keep`.
-  std::optional<DriverOrder> Learn(const Inventory& inventory, const DriverOrderKey& key,
-                                   const ProbeResult& probe, std::optional<DriverOrder> order,
-                                   const std::string& libcuda, bool keep);
+  struct Learnt {
+    std::optional<DriverOrder> order;
+    bool order_kept = false;  // written to the state directory
+  };
+  Learnt Learn(const Inventory& inventory, const DriverOrderKey& key, const ProbeResult& probe,
+               std::optional<DriverOrder> order, const std::string& libcuda, bool keep);
   // Writes the caller's file; false (with a line under -v) when it cannot.
   bool Keep(const KeptDriverOrder& kept);
 
@@ -84,8 +87,6 @@ class CudaNumbering {
   std::string found_in_;
   bool followed_kept_ = false;
   bool replaced_kept_order_ = false;
-  // Whether the last Learn wrote the order it learnt.
-  bool learnt_order_kept_ = false;
 };
 
 // A probe child's environment: gpupin's own (so that the driver library

@@ -81,8 +81,7 @@ Result<int> Env(World& world, const EnvOptions& options, bool wait_given) {
   if (world.terminal().stdout_is_tty()) {
     world.Note(
         fmt::format("these lines set nothing when printed here: run eval \"$(gpupin env ...)\" "
-                    "instead, and end "
-                    "this lease with gpupin release {}",
+                    "instead, and end this lease with gpupin release {}",
                     acquired->lease.id));
   }
   return 0;

@@ -23,6 +23,7 @@ TEST(ShortUuidTest, EightHexDigitsWhereTheyNameOneCard) {
   EXPECT_EQ(ShortUuid(gpus[0].uuid), "GPU-8932f937");
   EXPECT_EQ(ShortUuid("not-a-uuid"), "not-a-uuid");
   EXPECT_EQ(ShortUuid("GPU-12"), "GPU-12");
+  EXPECT_EQ(ShortUuid("0123456789abcdef"), "0123456789abcdef") << "no dash: whole";
 }
 
 TEST(ShortUuidTest, LongerWhereAnotherCardStartsAlike) {
