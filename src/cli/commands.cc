@@ -528,8 +528,15 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
     if (!remaining.empty() && remaining.front().starts_with("-") && remaining.front() != "-") {
       const std::string typed = remaining.front().substr(0, remaining.front().find('='));
       const std::string suggestion = SuggestCommand(typed, OptionNames(app, command));
-      const std::string where =
-          command ? fmt::format("gpupin {}", command->get_name()) : std::string("gpupin");
+      // Typed before the command's name, it was meant as one of gpupin's own.
+      auto position = [&](const std::string& word) {
+        return std::find(typed_args.begin(), typed_args.end(), word) - typed_args.begin();
+      };
+      const bool before_command =
+          command && position(remaining.front()) < position(command->get_name());
+      const std::string where = command && !before_command
+                                    ? fmt::format("gpupin {}", command->get_name())
+                                    : std::string("gpupin");
       return PrintError(MakeError(
           ExitCode::kUsage,
           suggestion.empty()

@@ -155,6 +155,12 @@ expect_contains "$ERR" "'0': write a whole number from 1 to 4096" "count = 0 in 
 run_status "$GPUPIN" --simulat "$EXAMPLES/lab-8gpu.json" ls
 expect_eq "$STATUS:$ERR" "2:gpupin: unknown option '--simulat'; did you mean '--simulate'?" \
   "a mistyped global option before the command"
+run_status "$GPUPIN" --jsn ls
+expect_eq "$STATUS:$ERR" "2:gpupin: unknown option '--jsn' of 'gpupin'; did you mean '--json'?" \
+  "a mistyped switch before the command is gpupin's"
+run_status "$GPUPIN" ls --jsn
+expect_eq "$STATUS:$ERR" "2:gpupin: unknown option '--jsn' of 'gpupin ls'; did you mean '--json'?" \
+  "after the command, the command's"
 run_status "$GPUPIN" -qv --simulate "$EXAMPLES/lab-8gpu.json" lss
 expect_eq "$STATUS:$ERR" "2:gpupin: unknown command 'lss'; did you mean 'ls'?" "known flags, then a mistyped command"
 # A size without a unit is refused, not taken as bytes: `--mem 10` as 10
