@@ -31,8 +31,10 @@ constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | I
 // nudge, a watch goes quiet for kIdlePerBusy times the CPU its caller then
 // spent on it, kChangeCoalescing at least and kMostQuiet at most: a
 // directory watch takes the directory's changes together meanwhile, a file
-// watch ignores nudges (its file's removal, which moves the waiter up, is
-// never held back). Process exits and interrupts always wake at once.
+// watch ignores nudges (its file's removal or move, which changes the
+// waiter's place, is never held back; a nudge is only a hint to look early,
+// and the waiter looks when the ticket ahead goes anyway). Process exits and
+// interrupts always wake at once.
 constexpr std::chrono::milliseconds kChangeCoalescing{20};
 constexpr std::chrono::milliseconds kMostQuiet{250};
 constexpr int kIdlePerBusy = 4;
@@ -129,24 +131,34 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
   nudges_muted_ = false;
   std::string path = fmt::format("/proc/self/fd/{}/{}", dir.fd(), name);
   file_watch_ = inotify_add_watch(inotify_.get(), path.c_str(), kFileEvents | kNudgeEvents);
-  if (file_watch_ < 0) {
-    if (errno == ENOENT) {
-      changed_already_ = true;
-    } else {
-      inotify_.Reset();
-    }
+  struct stat st {};
+  if (file_watch_ >= 0 &&
+      fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    file_seen_ = FileSeen{st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+  } else if (file_watch_ >= 0 || errno == ENOENT) {
+    changed_already_ = true;
+  } else {
+    inotify_.Reset();
   }
 }
 
 bool ChangeWatch::MuteNudges(bool muted) {
   if (muted == nudges_muted_) return true;
-  nudges_muted_ = muted;
   std::string path = fmt::format("/proc/self/fd/{}/{}", file_dir_fd_, file_name_);
   const int watch =
       inotify_add_watch(inotify_.get(), path.c_str(), kFileEvents | (muted ? 0 : kNudgeEvents));
   // Another file under the name: ours went, which its own watch reports.
   if (watch >= 0 && watch != file_watch_) inotify_rm_watch(inotify_.get(), watch);
-  return watch == file_watch_;
+  if (watch != file_watch_) return false;
+  nudges_muted_ = muted;
+  return true;
+}
+
+bool ChangeWatch::FileMoved() const {
+  struct stat st {};
+  return fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+         st.st_nlink == 0 ||
+         FileSeen{st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec} != file_seen_;
 }
 
 void ChangeWatch::ForgetChangesSoFar() {
@@ -209,26 +221,39 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
   using Clock = std::chrono::steady_clock;
   const bool polling = needs_poll() || poll_anyway;
   const Clock::time_point poll_end = Clock::now() + poll_interval;
-  const bool file_mode = !file_name_.empty();
-  if (cpu_at_report_) {
-    const auto busy = ThreadCpuTime() - *cpu_at_report_;
-    quiet_until_ = Clock::now() +
-                   std::clamp<Clock::duration>(kIdlePerBusy * busy, kChangeCoalescing, kMostQuiet);
-    cpu_at_report_.reset();
+  const bool file_mode = file_watch_ >= 0;
+  if (report_) {
+    // Counted from when the handling would have ended had it not blocked
+    // (on the lock, or on another watch): blocking is idle time too.
+    const auto busy = ThreadCpuTime() - report_->cpu;
+    quiet_until_ = std::max(
+        Clock::now(),
+        report_->at + busy +
+            std::clamp<Clock::duration>(kIdlePerBusy * busy, kChangeCoalescing, kMostQuiet));
+    report_.reset();
   }
+  auto report = [&](WakeReason reason) {
+    report_ = Report{Clock::now(), ThreadCpuTime()};
+    return reason;
+  };
   while (true) {
     Clock::time_point now = Clock::now();
+    const bool quiet = inotify_.valid() && now < quiet_until_;
     if (deadline && now >= *deadline) return WakeReason::kDeadline;
-    if (polling && now >= poll_end) return WakeReason::kPoll;
+    if (polling && now >= poll_end) {
+      // A touch of the file ahead between the caller's read and the watch
+      // moved it in the queue unseen: checked at every poll.
+      if (file_mode && FileMoved()) return WakeReason::kStateChanged;
+      return WakeReason::kPoll;
+    }
     std::optional<Clock::time_point> until = deadline;
     if (polling && (!until || poll_end < *until)) until = poll_end;
-    const bool quiet = inotify_.valid() && now < quiet_until_;
     if (quiet && (!until || quiet_until_ < *until)) until = quiet_until_;
-    if (file_mode && inotify_.valid() && file_watch_ >= 0 && !MuteNudges(quiet))
-      return WakeReason::kStateChanged;
     // A quiet directory watch leaves its changes in the inotify queue: out
-    // of poll(), not just masked, or each event would still wake it.
+    // of poll(), not just masked, or each event would still wake it. A
+    // quiet file watch asks the kernel for no nudges, for the same reason.
     if (!file_mode && inotify_.valid()) fds[0].fd = quiet ? -1 : inotify_.get();
+    if (file_mode && !MuteNudges(quiet)) return report(WakeReason::kStateChanged);
     int timeout_ms = -1;
     if (until) {
       // Rounded up, so a wake-up is never early and never a busy loop.
@@ -251,23 +276,14 @@ WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point
                           ? DrainInotify(inotify_.get(), file_watch_)
                           : Drained{};
     if (process_exited) return WakeReason::kProcessExited;
-    if (drained.change) {
-      cpu_at_report_ = ThreadCpuTime();
-      return WakeReason::kStateChanged;
-    }
+    if (drained.change) return report(WakeReason::kStateChanged);
     // Unlinking a file reports IN_ATTRIB (its link count) at once, and
-    // IN_DELETE_SELF only once nobody has it open.
-    if (drained.attrib) {
-      struct stat st {};
-      if (fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-          st.st_nlink == 0)
-        return WakeReason::kStateChanged;
-    }
+    // IN_DELETE_SELF only once nobody has it open. New times (a touch or a
+    // chmod by its owner) move a ticket in the queue, which is ordered by
+    // the files' change times: the waiter's place may have changed too.
+    if (drained.attrib && FileMoved()) return report(WakeReason::kStateChanged);
     // Nudges queued before the quiet spell began are dropped with it.
-    if (drained.nudge && !quiet) {
-      cpu_at_report_ = ThreadCpuTime();
-      return WakeReason::kNudged;
-    }
+    if (drained.nudge && !quiet) return report(WakeReason::kNudged);
     // Only hidden names changed (temp files): nothing to report, and a
     // churn of them is taken together as well.
     if (!file_mode) quiet_until_ = Clock::now() + kChangeCoalescing;

@@ -11,6 +11,8 @@
 // watched is reported at once by the next Wait.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -78,9 +80,10 @@ class ChangeWatch {
   // `poll_anyway`, e.g. GPU memory without an owner) the poll interval.
   // After a change or a nudge was reported, the watch goes quiet for four
   // times the CPU its caller spent on it (20 to 250 ms): a directory watch
-  // then takes changes together, a file watch ignores nudges, so that a
-  // user churning files in the state directory cannot keep a waiter busy.
-  // The watched file's removal and process exits are never held back.
+  // then takes changes together, a file watch ignores nudges, so that a user
+  // churning files in the state directory cannot keep a waiter busy. The
+  // watched file's removal, a change of its times (its place in the queue),
+  // and process exits are never held back.
   WakeReason Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
                   std::chrono::milliseconds poll_interval, bool poll_anyway = false);
 
@@ -91,14 +94,28 @@ class ChangeWatch {
   int interrupt_fd_ = -1;
   bool exited_already_ = false;
   bool changed_already_ = false;
-  // Our thread's CPU time when Wait last reported a change or a nudge, until
-  // the next Wait; and until when the watch stays quiet after it.
-  std::optional<std::chrono::nanoseconds> cpu_at_report_;
+  // When Wait last reported a change or a nudge, and our thread's CPU time
+  // then, until the next Wait; and until when the watch stays quiet after.
+  struct Report {
+    std::chrono::steady_clock::time_point at;
+    std::chrono::nanoseconds cpu;
+  };
+  std::optional<Report> report_;
   std::chrono::steady_clock::time_point quiet_until_{};
   bool nudges_muted_ = false;
   // Watches the file for nudges again, or no longer; false when the file
   // under the name is no longer the one watched.
   bool MuteNudges(bool muted);
+  // The watched file as WatchFile found it: its inode and change time.
+  struct FileSeen {
+    ino_t inode = 0;
+    int64_t ctime_sec = 0;
+    int64_t ctime_nsec = 0;
+    friend bool operator==(const FileSeen&, const FileSeen&) = default;
+  };
+  FileSeen file_seen_;
+  // Whether the watched file is gone, or no longer as WatchFile found it.
+  bool FileMoved() const;
   int file_watch_ = -1;
   int file_dir_fd_ = -1;  // the watched file's directory (its StateDir outlives the watch)
   std::string file_name_;
