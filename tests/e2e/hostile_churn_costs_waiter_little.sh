@@ -46,7 +46,7 @@ after=$(cpu_ticks "$waiter")
 read -r changes churn_seconds <"$TEST_TMP/churn"
 waiter_seconds=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')
 echo "churn: $changes rounds in 3 s, churner CPU ${churn_seconds}s, waiter CPU ${waiter_seconds}s"
-((changes > 1000)) || fail "the churner made only $changes rounds of changes"
+((changes > 100)) || fail "the churner made only $changes rounds of changes"
 awk -v w="$waiter_seconds" -v c="$churn_seconds" 'BEGIN { exit !(w <= 0.25 * c) }' ||
   fail "the waiter spent ${waiter_seconds}s of CPU against the churner's ${churn_seconds}s"
 
