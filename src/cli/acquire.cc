@@ -603,9 +603,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     if (ahead) {
       std::string name = TicketFileName(*ahead);
       if (ahead_watch) {
-        ahead_watch->WatchFile((*store)->queue_dir(), name);
+        ahead_watch->WatchFile((*store)->queue_dir(), name, ahead->change_time_ns);
       } else {
-        ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), name);
+        ahead_watch = ChangeWatch::ForFile((*store)->queue_dir(), name, ahead->change_time_ns);
       }
     }
     ChangeWatch& waiting_on = ahead ? *ahead_watch : *watch;

@@ -35,6 +35,10 @@ struct QueueTicket {
   // ticket whose waiter was SIGKILLed must not stay in the queue for as
   // long as that shell lives. Absent in tickets of older gpupin.
   std::optional<ProcessIdentity> waiter;
+  // Not in the file: the file's change time when the queue was read, which
+  // is its place in the queue (sys/lease_store.cc), so that a waiter behind
+  // it sees it move even between that read and its watch on the file.
+  int64_t change_time_ns = 0;
   friend bool operator==(const QueueTicket&, const QueueTicket&) = default;
 };
 

@@ -36,11 +36,15 @@ constexpr uint32_t kDirectoryEvents = IN_CREATE | IN_CLOSE_WRITE | IN_DELETE | I
 // and the waiter looks when the ticket ahead goes anyway). Process exits and
 // interrupts always wake at once.
 constexpr std::chrono::milliseconds kChangeCoalescing{20};
-constexpr std::chrono::milliseconds kMostQuiet{250};
+constexpr std::chrono::milliseconds kMostQuiet{2000};
 constexpr int kIdlePerBusy = 4;
 
 constexpr uint32_t kFileEvents = IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW;
 constexpr uint32_t kNudgeEvents = IN_CLOSE_WRITE;
+
+int64_t ChangeTimeNs(const struct stat& st) {
+  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+}
 
 // CPU time of this thread: what handling a wake-up cost, not the time spent
 // blocked on a lock or waiting on another watch.
@@ -112,14 +116,16 @@ ChangeWatch ChangeWatch::ForDirectories(const std::vector<const StateDir*>& dirs
   return watch;
 }
 
-ChangeWatch ChangeWatch::ForFile(const StateDir& dir, const std::string& name) {
+ChangeWatch ChangeWatch::ForFile(const StateDir& dir, const std::string& name,
+                                 std::optional<int64_t> change_time_ns) {
   ChangeWatch watch;
   watch.inotify_.Reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  watch.WatchFile(dir, name);
+  watch.WatchFile(dir, name, change_time_ns);
   return watch;
 }
 
-void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
+void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name,
+                            std::optional<int64_t> change_time_ns) {
   if (!inotify_.valid()) return;
   if (file_watch_ >= 0) {
     inotify_rm_watch(inotify_.get(), file_watch_);
@@ -134,7 +140,9 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name) {
   struct stat st {};
   if (file_watch_ >= 0 &&
       fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    file_seen_ = FileSeen{st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+    file_seen_ = FileSeen{st.st_ino, change_time_ns.value_or(ChangeTimeNs(st))};
+    // Touched, or removed and made again, since the caller read it.
+    if (FileMoved()) changed_already_ = true;
   } else if (file_watch_ >= 0 || errno == ENOENT) {
     changed_already_ = true;
   } else {
@@ -157,8 +165,7 @@ bool ChangeWatch::MuteNudges(bool muted) {
 bool ChangeWatch::FileMoved() const {
   struct stat st {};
   return fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-         st.st_nlink == 0 ||
-         FileSeen{st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec} != file_seen_;
+         st.st_nlink == 0 || FileSeen{st.st_ino, ChangeTimeNs(st)} != file_seen_;
 }
 
 void ChangeWatch::ForgetChangesSoFar() {

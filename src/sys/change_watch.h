@@ -49,10 +49,14 @@ class ChangeWatch {
   // writing and closing it (LeaseStore::Nudge) wakes it too, as kNudged; a
   // change of its attributes alone does not. A file already gone wakes
   // the first Wait at once; without inotify the watch polls.
-  static ChangeWatch ForFile(const StateDir& dir, const std::string& name);
+  // `change_time_ns`: the file's change time when the caller read it (its
+  // place in the queue); a file that no longer has it wakes the first Wait.
+  static ChangeWatch ForFile(const StateDir& dir, const std::string& name,
+                             std::optional<int64_t> change_time_ns = std::nullopt);
   // Moves a ForFile watch to another file. Cheaper than a new watch: closing
   // an inotify descriptor waits for an RCU grace period (2 to 20 ms).
-  void WatchFile(const StateDir& dir, const std::string& name);
+  void WatchFile(const StateDir& dir, const std::string& name,
+                 std::optional<int64_t> change_time_ns = std::nullopt);
 
   // Forgets the directory changes queued so far. Call it holding the state
   // lock, after reading the state: every change queued by then is in what
@@ -79,7 +83,7 @@ class ChangeWatch {
   // Blocks until an event, the deadline, or (when needs_poll() or
   // `poll_anyway`, e.g. GPU memory without an owner) the poll interval.
   // After a change or a nudge was reported, the watch goes quiet for four
-  // times the CPU its caller spent on it (20 to 250 ms): a directory watch
+  // times the CPU its caller spent on it (20 ms to 2 s): a directory watch
   // then takes changes together, a file watch ignores nudges, so that a user
   // churning files in the state directory cannot keep a waiter busy. The
   // watched file's removal, a change of its times (its place in the queue),
@@ -106,11 +110,11 @@ class ChangeWatch {
   // Watches the file for nudges again, or no longer; false when the file
   // under the name is no longer the one watched.
   bool MuteNudges(bool muted);
-  // The watched file as WatchFile found it: its inode and change time.
+  // The watched file as the caller read it: its inode (as WatchFile found
+  // it) and change time.
   struct FileSeen {
     ino_t inode = 0;
-    int64_t ctime_sec = 0;
-    int64_t ctime_nsec = 0;
+    int64_t change_time_ns = 0;
     friend bool operator==(const FileSeen&, const FileSeen&) = default;
   };
   FileSeen file_seen_;

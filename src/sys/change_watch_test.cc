@@ -222,7 +222,7 @@ TEST(ChangeWatch, ChangesRightAfterAReportedOneAreTakenTogetherExitsAreNot) {
 
 // The quiet spell is counted in CPU spent on the change, not in time: a
 // waiter that slept on something else meanwhile hears the next change at
-// once, and one that spent a lot of CPU is quiet for at most 250 ms.
+// once, and one that spent a lot of CPU is quiet for at most 2 s.
 TEST(ChangeWatch, TheQuietSpellFollowsTheCpuSpentAndIsBounded) {
   Watched w;
   ASSERT_TRUE(w.dir.ok());
@@ -235,11 +235,11 @@ TEST(ChangeWatch, TheQuietSpellFollowsTheCpuSpentAndIsBounded) {
   EXPECT_EQ(reason, WakeReason::kStateChanged);
   EXPECT_LT(latency, 100ms);
 
-  SpendCpu(200ms);  // four times is 800 ms, bounded to 250
+  SpendCpu(800ms);  // four times is 3.2 s, bounded to 2
   ASSERT_TRUE(w.dir->WriteFileAtomic("c.json", "{}").ok());
   const auto written = Clock::now();
   EXPECT_EQ(w.watch.Wait(Clock::now() + 5s, 10s), WakeReason::kStateChanged);
-  EXPECT_LT(Clock::now() - written, 400ms);
+  EXPECT_LT(Clock::now() - written, 2600ms);
 }
 
 // A file watch that reported a nudge holds the next ones back for a while,
@@ -285,6 +285,22 @@ TEST(ChangeWatch, ANudgeWhileQuietIsDroppedOneAfterItHeard) {
   EXPECT_EQ(reason, WakeReason::kNudged);
   EXPECT_GE(latency, 240ms) << "the nudge at 50 ms, in the spell, is not the one reported";
   EXPECT_LT(latency, 400ms);
+}
+
+// The caller read the ticket ahead, then its owner touched it (moving it in
+// the queue) before the watch was set: the watch compares with what the
+// caller read, and wakes at once.
+TEST(ChangeWatch, AFileTouchedBetweenTheReadAndTheWatchWakesAtOnce) {
+  AheadWatched a;
+  ASSERT_TRUE(a.watch);
+  Result<int64_t> read = a.dir->ChangeTimeNs("ahead.json");
+  ASSERT_TRUE(read.ok());
+  a.watch->WatchFile(*a.dir, "ahead.json", *read);
+  EXPECT_EQ(a.watch->Wait(Clock::now() + 50ms, 10s), WakeReason::kDeadline) << "as read";
+  std::this_thread::sleep_for(30ms);  // past the file system's clock tick
+  ASSERT_EQ(utimensat(a.dir->fd(), "ahead.json", nullptr, 0), 0);
+  ChangeWatch watch = ChangeWatch::ForFile(*a.dir, "ahead.json", *read);
+  EXPECT_EQ(watch.Wait(Clock::now() + 1s, 10s), WakeReason::kStateChanged);
 }
 
 TEST(ChangeWatch, AFileWatchMovesToAnotherFile) {

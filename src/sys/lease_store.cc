@@ -425,7 +425,10 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
       found = true;
     } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file.name, facts, stopped)) {
       waiting.push_back(std::move(*ticket));
+    } else {
+      continue;
     }
+    waiting.back().change_time_ns = file.change_time_ns;
   }
   if (mine && !found) {
     return MakeError(ExitCode::kError,

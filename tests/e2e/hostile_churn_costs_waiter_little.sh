@@ -5,7 +5,7 @@
 # Each change used to wake the waiter for a read of the state: it spent
 # nearly as much CPU as the churner. After each reported change the waiter
 # now takes the next together (for four times the CPU the last cost it, 20
-# to 250 ms), so it spends a small fraction of the churner's CPU, keeps its
+# ms to 2 s), so it spends a small fraction of the churner's CPU, keeps its
 # place, and still starts at once when a card is freed.
 source "$(dirname "$0")/lib.sh"
 
