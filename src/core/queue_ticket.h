@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/lease.h"
@@ -35,11 +36,18 @@ struct QueueTicket {
   // ticket whose waiter was SIGKILLed must not stay in the queue for as
   // long as that shell lives. Absent in tickets of older gpupin.
   std::optional<ProcessIdentity> waiter;
-  // Not in the file: the file's change time when the queue was read, which
-  // is its place in the queue (sys/lease_store.cc), so that a waiter behind
-  // it sees it move even between that read and its watch on the file.
+  // Not in the file: the file's change time when another waiter read the
+  // queue, which is its place in the queue (sys/lease_store.cc), so that a
+  // waiter behind it sees it move even between that read and its watch on
+  // the file.
   int64_t change_time_ns = 0;
-  friend bool operator==(const QueueTicket&, const QueueTicket&) = default;
+  // The same ticket, whenever it was read: the change time is left out.
+  friend bool operator==(const QueueTicket& a, const QueueTicket& b) {
+    return std::tie(a.id, a.seq, a.holder, a.uid, a.user, a.command, a.request, a.count,
+                    a.created_unix_ms, a.waiter) == std::tie(b.id, b.seq, b.holder, b.uid, b.user,
+                                                             b.command, b.request, b.count,
+                                                             b.created_unix_ms, b.waiter);
+  }
 };
 
 std::string TicketToJson(const QueueTicket& ticket);

@@ -424,11 +424,9 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
       waiting.push_back(*mine);
       found = true;
     } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file.name, facts, stopped)) {
+      ticket->change_time_ns = file.change_time_ns;
       waiting.push_back(std::move(*ticket));
-    } else {
-      continue;
     }
-    waiting.back().change_time_ns = file.change_time_ns;
   }
   if (mine && !found) {
     return MakeError(ExitCode::kError,
