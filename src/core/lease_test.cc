@@ -211,8 +211,8 @@ TEST(EvaluateLease, AReservationWhoseShellIsGoneIsHandedToTheScriptOfItsSession)
   lease.uid = 1000;
   lease.reservation_deadline_unix_ms = 2000;
   // Its script 20, now init's child, runs step 30, whose process 40 is on
-  // the card; all in session 7, whose leader is process 7, an interactive
-  // shell.
+  // the card; all in the terminal session led by the interactive shell,
+  // process 7.
   LivenessFacts facts = World({{7, 1}, {20, 6}, {30, 7}, {40, 8}, {90, 9}});
   facts.parent_of = [](int pid) -> std::optional<int> {
     if (pid == 40) return 30;

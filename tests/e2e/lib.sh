@@ -309,6 +309,28 @@ help_options() {
   help_entries "$1" Options | tr ',' '\n' | sed 's/{.*//'
 }
 
+# cpu_ticks PID: the user and system CPU time PID has spent, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# expect_attack_costs_waiter_little WAITER WHAT LEAST ARG...: runs the
+# Python program on stdin as nobody, with ARG...; it attacks for a while and
+# prints how many times it acted and its own CPU seconds. It must have acted
+# more than LEAST times, and the gpupin WAITER (a pid) must have spent at
+# most a quarter of the attacker's CPU meanwhile.
+expect_attack_costs_waiter_little() {
+  local waiter=$1 what=$2 least=$3 before after count attacker_seconds waiter_seconds
+  shift 3
+  before=$(cpu_ticks "$waiter")
+  "${AS_NOBODY[@]}" /usr/bin/python3 - "$@" >"$TEST_TMP/attack"
+  after=$(cpu_ticks "$waiter")
+  read -r count attacker_seconds <"$TEST_TMP/attack"
+  waiter_seconds=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')
+  echo "$count $what; attacker CPU ${attacker_seconds}s, waiter CPU ${waiter_seconds}s"
+  ((count > least)) || fail "the attacker made only $count $what"
+  awk -v w="$waiter_seconds" -v a="$attacker_seconds" 'BEGIN { exit !(w <= 0.25 * a) }' ||
+    fail "the waiter spent ${waiter_seconds}s of CPU against the attacker's ${attacker_seconds}s"
+}
+
 # shared_copies SCENARIO: as_nobody_copies, plus a workload log $log that
 # both users may write, `scenario` naming the shared copy, and the state
 # directory created.
