@@ -42,10 +42,6 @@ constexpr int kIdlePerBusy = 4;
 constexpr uint32_t kFileEvents = IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW;
 constexpr uint32_t kNudgeEvents = IN_CLOSE_WRITE;
 
-int64_t ChangeTimeNs(const struct stat& st) {
-  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
-}
-
 // CPU time of this thread: what handling a wake-up cost, not the time spent
 // blocked on a lock or waiting on another watch.
 std::chrono::nanoseconds ThreadCpuTime() {
@@ -140,9 +136,9 @@ void ChangeWatch::WatchFile(const StateDir& dir, const std::string& name,
   struct stat st {};
   if (file_watch_ >= 0 &&
       fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    file_seen_ = FileSeen{st.st_ino, change_time_ns.value_or(ChangeTimeNs(st))};
+    file_seen_ = FileSeen{st.st_ino, change_time_ns.value_or(ChangeTimeNsOf(st))};
     // Touched, or removed and made again, since the caller read it.
-    if (FileMoved()) changed_already_ = true;
+    if (ChangeTimeNsOf(st) != file_seen_.change_time_ns) changed_already_ = true;
   } else if (file_watch_ >= 0 || errno == ENOENT) {
     changed_already_ = true;
   } else {
@@ -165,7 +161,7 @@ bool ChangeWatch::MuteNudges(bool muted) {
 bool ChangeWatch::FileMoved() const {
   struct stat st {};
   return fstatat(file_dir_fd_, file_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-         st.st_nlink == 0 || FileSeen{st.st_ino, ChangeTimeNs(st)} != file_seen_;
+         st.st_nlink == 0 || FileSeen{st.st_ino, ChangeTimeNsOf(st)} != file_seen_;
 }
 
 void ChangeWatch::ForgetChangesSoFar() {

@@ -257,6 +257,10 @@ Status StateDir::NotifyWatchers(const std::string& name) const {
   return SystemError(fmt::format("cannot notify the watchers of {}", JoinPath(path_, name)));
 }
 
+int64_t ChangeTimeNsOf(const struct stat& st) {
+  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+}
+
 Result<int64_t> StateDir::ChangeTimeNs(const std::string& name) const {
   Result<FileInfo> info = Info(name);
   if (!info) return info.error();
@@ -267,8 +271,7 @@ Result<FileInfo> StateDir::Info(const std::string& name) const {
   struct stat st {};
   if (fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     return SystemError(fmt::format("cannot stat {}", JoinPath(path_, name)));
-  return FileInfo{st.st_uid, int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec,
-                  S_ISDIR(st.st_mode)};
+  return FileInfo{st.st_uid, ChangeTimeNsOf(st), S_ISDIR(st.st_mode)};
 }
 
 Result<std::vector<std::string>> StateDir::List() const {

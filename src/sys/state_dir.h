@@ -5,6 +5,7 @@
 // it opens, creates, renames or removes.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -37,6 +38,9 @@ struct FileRead {
   uint32_t owner_uid = 0;
   uint32_t mode = 0;  // st_mode & 07777
 };
+
+// `st`'s st_ctime, in nanoseconds since the epoch.
+int64_t ChangeTimeNsOf(const struct stat& st);
 
 // What one lstat says of a file, before it is read.
 struct FileInfo {
