@@ -80,9 +80,9 @@ std::vector<std::string> RecordNames(const StateDir& dir, uint32_t uid) {
 Result<KeptDriverOrder> ReadOne(const StateDir& dir, const std::string& name, uint32_t uid) {
   Result<FileRead> file = dir.ReadFile(name, kMaxDriverOrderBytes);
   if (!file.ok()) return file.error();
-  if (file->owner_uid != uid) {
+  if (file->info.owner_uid != uid) {
     return MakeError(ExitCode::kError,
-                     fmt::format("belongs to uid {}, not to uid {}", file->owner_uid, uid));
+                     fmt::format("belongs to uid {}, not to uid {}", file->info.owner_uid, uid));
   }
   if ((file->mode & 022) != 0) {
     return MakeError(ExitCode::kError, fmt::format("mode {:04o} lets others write it", file->mode));

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/json_fields.h"
 #include "core/lease_json.h"
 #include "core/printable.h"
 #include "sys/procfs.h"
+#include "sys/record_cache.h"
 
 namespace gpupin {
 namespace {
@@ -23,7 +25,8 @@ constexpr const char* kLockName = "lock";
 
 std::string FileName(const std::string& id) { return id + std::string(kSuffix); }
 
-// Reads one record file. A file is trusted only as far as its owner: its
+// Reads one record file, or takes what an earlier read of the same version
+// made of it from `cache`. A file is trusted only as far as its owner: its
 // claimed uid must be the uid that owns the file, so no user can create a
 // lease or ticket in another's name. Root is held to the same rule (a root
 // process records uid 0), which keeps the rule simple and the owner column
@@ -31,27 +34,43 @@ std::string FileName(const std::string& id) { return id + std::string(kSuffix); 
 // shadow another.
 template <class Record>
 std::optional<Record> ReadRecord(const StateDir& dir, const std::string& name,
-                                 Result<Record> (*parse)(std::string_view),
+                                 const FileInfo& listed, Result<Record> (*parse)(std::string_view),
                                  std::string (*file_name)(const Record&),
-                                 const DiagnosticSink& diagnostics) {
+                                 const DiagnosticSink& diagnostics, RecordCache<Record>& cache) {
   auto skip = [&](const std::string& why) -> std::optional<Record> {
     if (diagnostics)
       diagnostics(fmt::format("skipped {}/{}: {}", dir.path(), Printable(name), why));
     return std::nullopt;
   };
+  if (const typename RecordCache<Record>::Entry* known = cache.Find(name, listed)) {
+    if (!known->skipped.empty()) return skip(known->skipped);
+    if (known->record) return known->record;  // else too large to keep: read again
+  }
   Result<FileRead> file = dir.ReadFile(name, kMaxRecordBytes);
   if (!file) return skip(file.error().message);
-  Result<Record> record = parse(file->text);
-  if (!record) return skip(record.error().message);
-  if (record->uid != file->owner_uid) {
-    return skip(
-        fmt::format("claims uid {} but is owned by uid {} (forged)", record->uid, file->owner_uid));
+  auto judge = [&]() -> Result<Record> {
+    Result<Record> record = parse(file->text);
+    if (!record) return record.error();
+    if (record->uid != file->info.owner_uid) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("claims uid {} but is owned by uid {} (forged)", record->uid,
+                                   file->info.owner_uid));
+    }
+    if (file_name(*record) != name) {
+      return MakeError(ExitCode::kError,
+                       fmt::format("holds record '{}', not the one its name says", record->id));
+    }
+    // The name written in the file is the writer's word; the owner's uid is
+    // the kernel's, so a lease can name no one but the user who holds it.
+    record->user = UserName(record->uid);
+    return record;
+  };
+  Result<Record> record = judge();
+  if (!record) {
+    cache.Keep(name, {file->info, std::nullopt, record.error().message});
+    return skip(record.error().message);
   }
-  if (file_name(*record) != name)
-    return skip(fmt::format("holds record '{}', not the one its name says", record->id));
-  // The name written in the file is the writer's word; the owner's uid is
-  // the kernel's, so a lease can name no one but the user who holds it.
-  record->user = UserName(record->uid);
+  cache.Keep(name, {file->info, *record, ""});
   return std::move(*record);
 }
 
@@ -134,13 +153,18 @@ std::string LeaseFileName(const Lease& lease) { return FileName(lease.id); }
 
 }  // namespace
 
+struct RecordCaches {
+  RecordCache<Lease> leases;
+  RecordCache<QueueTicket> tickets;
+};
+
 // A ticket's place is known from its file, not its content: first
 // the file's change time, which the kernel sets when the ticket is put in
 // place and no user can set back, then the `seq` of its name
 // ("<seq>-<id>.json") among tickets of one clock tick. Any user can write
 // a ticket numbered 0; ordered by number alone, it would jump the queue.
 struct TicketFile {
-  int64_t change_time_ns = 0;
+  FileInfo info;  // as listed
   uint64_t seq = 0;
   std::string id;
   std::string name;
@@ -168,7 +192,7 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
   std::vector<TicketFile> files;
   for (const ListedRecord& record : records) {
     if (std::optional<TicketFile> file = ParseTicketFileName(record.name)) {
-      file->change_time_ns = record.info.change_time_ns;
+      file->info = record.info;
       files.push_back(std::move(*file));
     } else if (diagnostics) {
       diagnostics(fmt::format("skipped {}/{}: not a ticket file name", queue.path(),
@@ -176,7 +200,8 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
     }
   }
   std::sort(files.begin(), files.end(), [](const TicketFile& a, const TicketFile& b) {
-    return std::tie(a.change_time_ns, a.seq, a.id) < std::tie(b.change_time_ns, b.seq, b.id);
+    return std::tie(a.info.change_time_ns, a.seq, a.id) <
+           std::tie(b.info.change_time_ns, b.seq, b.id);
   });
   return files;
 }
@@ -194,6 +219,13 @@ std::string NewRecordId(const ProcessIdentity& holder) {
 std::string TicketFileName(const QueueTicket& ticket) {
   return fmt::format("{}-{}{}", ticket.seq, ticket.id, kSuffix);
 }
+
+LeaseStore::LeaseStore(StateDir root, StateDir leases, StateDir queue, DiagnosticSink diagnostics)
+    : root_(std::move(root)),
+      leases_(std::move(leases)),
+      queue_(std::move(queue)),
+      diagnostics_(std::move(diagnostics)),
+      caches_(std::make_shared<RecordCaches>()) {}
 
 Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
   Result<StateDir> leases = root.Subdir("leases");
@@ -228,7 +260,7 @@ Result<bool> LeaseStore::TryTransact(const std::function<Status(LeaseTransaction
   Result<LockAttempt> attempt = root_.Lock(kLockName, lock_timeout);
   if (!attempt) return attempt.error();
   if (!attempt->lock) return false;
-  LeaseTransaction transaction(leases_, queue_, diagnostics_);
+  LeaseTransaction transaction(leases_, queue_, diagnostics_, *caches_);
   Status done = body(transaction);
   // Before the body's own error, which may follow from what it could not read.
   if (transaction.unlisted_) return *transaction.unlisted_;
@@ -279,19 +311,27 @@ RecordListing LeaseTransaction::List(const StateDir& dir) {
 }
 
 std::vector<TicketFile> LeaseTransaction::ListTickets() {
-  return TicketFiles(List(queue_).records, queue_, diagnostics_);
+  std::vector<TicketFile> files = TicketFiles(List(queue_).records, queue_, diagnostics_);
+  std::set<std::string> names;
+  for (const TicketFile& file : files) names.insert(file.name);
+  caches_.tickets.KeepOnly(names);
+  return files;
 }
 
 std::vector<Lease> LeaseTransaction::ReadLeases() {
   std::vector<Lease> leases;
   RecordListing listing = List(leases_);
   own_leases_ = listing.own;
+  std::set<std::string> names;
   for (const ListedRecord& record : listing.records) {
+    names.insert(record.name);
     if (std::optional<Lease> lease =
-            ReadRecord<Lease>(leases_, record.name, &LeaseFromJson, &LeaseFileName, diagnostics_)) {
+            ReadRecord<Lease>(leases_, record.name, record.info, &LeaseFromJson, &LeaseFileName,
+                              diagnostics_, caches_.leases)) {
       leases.push_back(std::move(*lease));
     }
   }
+  caches_.leases.KeepOnly(names);
   return leases;
 }
 
@@ -344,9 +384,9 @@ Status LeaseTransaction::UpdateLease(const Lease& lease) {
   if (!existing) {
     return existing.error().WithContext(fmt::format("cannot update lease {}", lease.id));
   }
-  if (existing->owner_uid != geteuid()) {
+  if (existing->info.owner_uid != geteuid()) {
     return MakeError(ExitCode::kError, fmt::format("cannot update lease {}: it belongs to uid {}",
-                                                   lease.id, existing->owner_uid));
+                                                   lease.id, existing->info.owner_uid));
   }
   return WriteRecord(leases_, FileName(lease.id), LeaseToJson(lease), 0, "lease");
 }
@@ -360,20 +400,26 @@ Status LeaseTransaction::RemoveLease(const std::string& id) {
 std::vector<QueueTicket> LeaseTransaction::ReadTickets() {
   std::vector<QueueTicket> tickets;
   for (const TicketFile& file : ListTickets()) {
-    if (std::optional<QueueTicket> ticket = ReadTicket(file.name)) {
+    if (std::optional<QueueTicket> ticket = ReadTicket(file)) {
       tickets.push_back(std::move(*ticket));
     }
   }
   return tickets;
 }
 
-std::optional<QueueTicket> LeaseTransaction::ReadTicket(const std::string& name) {
-  return ReadRecord<QueueTicket>(queue_, name, &TicketFromJson, &TicketFileName, diagnostics_);
+std::optional<QueueTicket> LeaseTransaction::ReadTicket(const TicketFile& file) {
+  return ReadRecord<QueueTicket>(queue_, file.name, file.info, &TicketFromJson, &TicketFileName,
+                                 diagnostics_, caches_.tickets);
 }
 
-std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& name,
+std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const TicketFile& file,
                                                             const LivenessFacts& facts) {
-  std::optional<QueueTicket> ticket = ReadTicket(name);
+  // Found dead before and left in place (another user's): skipped unread.
+  if (const RecordCache<QueueTicket>::Entry* known = caches_.tickets.Find(file.name, file.info);
+      known && known->processes_gone) {
+    return std::nullopt;
+  }
+  std::optional<QueueTicket> ticket = ReadTicket(file);
   if (!ticket) return std::nullopt;
   auto alive = [&](const ProcessIdentity& process) {
     return RecordProcessAlive(process, ticket->uid, facts);
@@ -388,14 +434,17 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const std::string& n
   // Removed only once its processes are gone: a live waiter of another
   // name may be a gpupin after all (run through a link), and must not
   // find its place gone.
-  if (!processes_alive) RemoveIfAllowed(queue_, name);
+  if (!processes_alive) {
+    RemoveIfAllowed(queue_, file.name);
+    caches_.tickets.ProcessesGone(file.name);
+  }
   return std::nullopt;
 }
 
 std::vector<QueueTicket> LeaseTransaction::LiveTickets(const LivenessFacts& facts) {
   std::vector<QueueTicket> live;
   for (const TicketFile& file : ListTickets()) {
-    if (std::optional<QueueTicket> ticket = ReadLiveTicket(file.name, facts)) {
+    if (std::optional<QueueTicket> ticket = ReadLiveTicket(file, facts)) {
       live.push_back(std::move(*ticket));
     }
   }
@@ -406,10 +455,10 @@ bool TicketStopped(const QueueTicket& ticket, const StoppedCheck& stopped) {
   return stopped(ticket.holder.pid) || (ticket.waiter && stopped(ticket.waiter->pid));
 }
 
-std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const std::string& name,
+std::optional<QueueTicket> LeaseTransaction::ReadWaitingTicket(const TicketFile& file,
                                                                const LivenessFacts& facts,
                                                                const StoppedCheck& stopped) {
-  std::optional<QueueTicket> ticket = ReadLiveTicket(name, facts);
+  std::optional<QueueTicket> ticket = ReadLiveTicket(file, facts);
   if (ticket && stopped && TicketStopped(*ticket, stopped)) return std::nullopt;
   return ticket;
 }
@@ -423,8 +472,8 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
     if (mine && file.id == mine->id && file.seq == mine->seq) {
       waiting.push_back(*mine);
       found = true;
-    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file.name, facts, stopped)) {
-      ticket->change_time_ns = file.change_time_ns;
+    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file, facts, stopped)) {
+      ticket->change_time_ns = file.info.change_time_ns;
       waiting.push_back(std::move(*ticket));
     }
   }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,7 @@ std::string TicketFileName(const QueueTicket& ticket);
 class LeaseTransaction;
 struct RecordListing;
 struct TicketFile;
+struct RecordCaches;
 
 class LeaseStore {
  public:
@@ -97,16 +99,15 @@ class LeaseStore {
   const StateDir& queue_dir() const { return queue_; }
 
  private:
-  LeaseStore(StateDir root, StateDir leases, StateDir queue, DiagnosticSink diagnostics)
-      : root_(std::move(root)),
-        leases_(std::move(leases)),
-        queue_(std::move(queue)),
-        diagnostics_(std::move(diagnostics)) {}
+  LeaseStore(StateDir root, StateDir leases, StateDir queue, DiagnosticSink diagnostics);
 
   StateDir root_;
   StateDir leases_;
   StateDir queue_;
   DiagnosticSink diagnostics_;
+  // What this process read of each record file, for its later transactions
+  // (sys/record_cache.h).
+  std::shared_ptr<RecordCaches> caches_;
 };
 
 // Valid only inside LeaseStore::Transact's body.
@@ -155,15 +156,16 @@ class LeaseTransaction {
 
  private:
   friend class LeaseStore;
-  std::optional<QueueTicket> ReadTicket(const std::string& name);
+  std::optional<QueueTicket> ReadTicket(const TicketFile& file);
   // A ticket whose holder and waiter (when recorded) both live and run as
   // its user (RecordProcessAlive); a dead one is removed where allowed.
-  std::optional<QueueTicket> ReadLiveTicket(const std::string& name, const LivenessFacts& facts);
+  std::optional<QueueTicket> ReadLiveTicket(const TicketFile& file, const LivenessFacts& facts);
   // A live ticket whose holder and waiter are not stopped.
-  std::optional<QueueTicket> ReadWaitingTicket(const std::string& name, const LivenessFacts& facts,
+  std::optional<QueueTicket> ReadWaitingTicket(const TicketFile& file, const LivenessFacts& facts,
                                                const StoppedCheck& stopped);
-  LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink)
-      : leases_(leases), queue_(queue), diagnostics_(sink) {}
+  LeaseTransaction(const StateDir& leases, const StateDir& queue, const DiagnosticSink& sink,
+                   RecordCaches& caches)
+      : leases_(leases), queue_(queue), diagnostics_(sink), caches_(caches) {}
   // `dir`'s records; none when it cannot be listed, which fails the
   // transaction (unlisted_) and every write in it, so that nothing is
   // decided on a partial view.
@@ -179,6 +181,7 @@ class LeaseTransaction {
   std::optional<size_t> own_leases_;
   const StateDir& queue_;
   const DiagnosticSink& diagnostics_;
+  RecordCaches& caches_;
   std::optional<Error> unlisted_;  // the first listing that failed
 };
 

@@ -264,6 +264,125 @@ TEST(LeaseStore, HostileFilesAreSkippedWithAMessage) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(outside), {}), valid_text);
 }
 
+// read(2) calls this process has made (/proc/self/io): what a read of the
+// records costs beyond the listing.
+uint64_t ReadCalls() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "syscr:") return value;
+  }
+  ADD_FAILURE() << "no syscr in /proc/self/io";
+  return 0;
+}
+
+// Every lease file, in a transaction of its own of `store`, whose caches
+// last from one to the next.
+std::vector<Lease> ReadLeasesOf(const LeaseStore& store) {
+  std::vector<Lease> leases;
+  EXPECT_TRUE(store
+                  .Transact([&](LeaseTransaction& t) -> Status {
+                    leases = t.ReadLeases();
+                    return Ok{};
+                  })
+                  .ok());
+  return leases;
+}
+
+TEST(LeaseStore, AnUnchangedRecordIsReadOnceAndItsVerdictKept) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  Lease good = LeaseOn("GPU-good");
+  ASSERT_TRUE(store->Transact([&](LeaseTransaction& t) { return t.AddLease(good); }).ok());
+  for (int i = 0; i < 50; ++i)
+    f.tmp.Write(fmt::format("state/leases/junk{}.json", i), std::string(8000, '{'));
+  auto read_leases = [&] { return ReadLeasesOf(*store); };
+  const uint64_t before_first = ReadCalls();
+  ASSERT_EQ(read_leases().size(), 1u);
+  const uint64_t first = ReadCalls() - before_first;
+  EXPECT_GE(first, 51u) << "each file read";
+  f.diagnostics.clear();
+  const uint64_t before_second = ReadCalls();
+  std::vector<Lease> again = read_leases();
+  const uint64_t second = ReadCalls() - before_second;
+  const uint64_t before_nothing = ReadCalls();
+  const uint64_t reading_io_itself = ReadCalls() - before_nothing;
+  EXPECT_EQ(second, reading_io_itself) << "nothing read again";
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, good.id);
+  EXPECT_EQ(f.diagnostics.size(), 50u) << "each skipped file still said under -v";
+  EXPECT_TRUE(f.Diagnosed("junk7.json", "not valid JSON"));
+}
+
+TEST(LeaseStore, ARecordChangedInPlaceIsReadAgain) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  Lease lease = LeaseOn("GPU-a");
+  lease.command = "first";
+  const std::string name = "state/leases/" + lease.id + ".json";
+  f.tmp.Write(name, LeaseToJson(lease));
+  auto read_leases = [&] { return ReadLeasesOf(*store); };
+  // Rewritten through the same inode, at the same size, its times set apart
+  // as a later write's would be.
+  auto rewrite_in_place = [&](const std::string& text, int64_t seconds) {
+    std::ofstream(f.tmp / name, std::ios::in | std::ios::out) << text;
+    const timespec times[2] = {{seconds, 0}, {seconds, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, (f.tmp / name).c_str(), times, 0), 0);
+  };
+  ASSERT_EQ(read_leases().at(0).command, "first");
+  lease.command = "other";
+  rewrite_in_place(LeaseToJson(lease), 1000);
+  ASSERT_EQ(read_leases().at(0).command, "other");
+  std::string junk(LeaseToJson(lease).size(), '{');
+  rewrite_in_place(junk, 2000);
+  EXPECT_TRUE(read_leases().empty());
+  EXPECT_TRUE(f.Diagnosed(lease.id + ".json", "not valid JSON"));
+  lease.command = "again";
+  rewrite_in_place(LeaseToJson(lease), 3000);
+  ASSERT_EQ(read_leases().at(0).command, "again");
+  // Replaced by another file under the same name.
+  lease.command = "renamed over";
+  f.tmp.Write("state/leases/new", LeaseToJson(lease));
+  ASSERT_EQ(rename((f.tmp / "state/leases/new").c_str(), (f.tmp / name).c_str()), 0);
+  ASSERT_EQ(read_leases().at(0).command, "renamed over");
+}
+
+TEST(LeaseStore, ADeadTicketLeftInPlaceIsNotJudgedAgain) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  Fixture f;
+  QueueTicket roots_dead{"", 0, testing::DeadProcess(), 0, "root", "cmd", "1 GPU", 0};
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.TakeTicket(roots_dead).ok()); });
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok());
+  int code = RunInChild(
+      [&] {
+        int asked = 0;
+        LivenessFacts facts = RealFacts();
+        facts.process_start_time = [&](int pid) {
+          ++asked;
+          return StartTime(pid);
+        };
+        size_t live = 1;
+        for (int read = 0; read < 3; ++read) {
+          Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+            live = t.LiveTickets(facts).size();
+            return Ok{};
+          });
+          if (!status.ok() || live != 0) return 11;
+        }
+        // Its one holder asked after once; the file stays, root's.
+        return asked == 1 ? 0 : 20 + std::min(asked, 9);
+      },
+      kNobody);
+  EXPECT_EQ(code, 0);
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.ReadTickets().size(), 1u) << "left for root to remove";
+  });
+}
+
 TEST(LeaseStore, ALeaseMustBeOwnedByTheUidItClaims) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
   Fixture f;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <tuple>
 
 #include "sys/procfs.h"
 #include "sys/read_to_end.h"
@@ -216,7 +217,8 @@ Result<FileRead> StateDir::ReadFile(const std::string& name, size_t max_bytes) c
   }
   Result<std::string> text = ReadToEnd(fd.get(), static_cast<size_t>(st.st_size), max_bytes);
   if (!text.ok()) return MakeError(ExitCode::kError, "cannot read: " + text.error().message);
-  return FileRead{std::move(text.value()), st.st_uid, static_cast<uint32_t>(st.st_mode & 07777)};
+  return FileRead{std::move(text.value()), FileInfoOf(st),
+                  static_cast<uint32_t>(st.st_mode & 07777)};
 }
 
 Status StateDir::WriteFileAtomic(const std::string& name, std::string_view text) const {
@@ -261,6 +263,18 @@ int64_t ChangeTimeNsOf(const struct stat& st) {
   return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
 }
 
+FileInfo FileInfoOf(const struct stat& st) {
+  return FileInfo{
+      st.st_uid,           ChangeTimeNsOf(st),
+      S_ISDIR(st.st_mode), st.st_ino,
+      st.st_size,          int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+bool SameVersion(const FileInfo& a, const FileInfo& b) {
+  return std::tie(a.owner_uid, a.change_time_ns, a.directory, a.inode, a.size, a.modify_time_ns) ==
+         std::tie(b.owner_uid, b.change_time_ns, b.directory, b.inode, b.size, b.modify_time_ns);
+}
+
 Result<int64_t> StateDir::ChangeTimeNs(const std::string& name) const {
   Result<FileInfo> info = Info(name);
   if (!info) return info.error();
@@ -271,7 +285,7 @@ Result<FileInfo> StateDir::Info(const std::string& name) const {
   struct stat st {};
   if (fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     return SystemError(fmt::format("cannot stat {}", JoinPath(path_, name)));
-  return FileInfo{st.st_uid, ChangeTimeNsOf(st), S_ISDIR(st.st_mode)};
+  return FileInfoOf(st);
 }
 
 Result<std::vector<std::string>> StateDir::List() const {

@@ -33,20 +33,31 @@ std::string ChooseStateDirPath(const std::optional<std::string>& explicit_path,
 
 // A file's contents, the uid that owns it (for forgery checks) and its
 // permission bits (who else may have written it).
-struct FileRead {
-  std::string text;
-  uint32_t owner_uid = 0;
-  uint32_t mode = 0;  // st_mode & 07777
-};
-
 // `st`'s st_ctime, in nanoseconds since the epoch.
 int64_t ChangeTimeNsOf(const struct stat& st);
 
-// What one lstat says of a file, before it is read.
+// What one stat says of a file: its owner, its place in the queue (the
+// change time), and which version of the file it is.
 struct FileInfo {
   uint32_t owner_uid = 0;
   int64_t change_time_ns = 0;  // st_ctime, in nanoseconds since the epoch
   bool directory = false;      // which no file can be renamed over
+  uint64_t inode = 0;
+  int64_t size = 0;
+  int64_t modify_time_ns = 0;  // st_mtime, in nanoseconds since the epoch
+};
+
+FileInfo FileInfoOf(const struct stat& st);
+
+// Whether two stats show the same version of a file: the same inode, not
+// written to, renamed over, chmod-ed or chown-ed in between (each changes
+// the change time or the inode).
+bool SameVersion(const FileInfo& a, const FileInfo& b);
+
+struct FileRead {
+  std::string text;
+  FileInfo info;      // from the descriptor the text was read through
+  uint32_t mode = 0;  // st_mode & 07777
 };
 
 // An exclusive flock held until destruction.

@@ -163,7 +163,7 @@ TEST(StateDir, ReadsOnlySmallRegularFiles) {
   Result<FileRead> ok = dir->ReadFile("ok", 5);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->text, "hello");
-  EXPECT_EQ(ok->owner_uid, geteuid());
+  EXPECT_EQ(ok->info.owner_uid, geteuid());
   tmp.Write("s/big", std::string(10 << 20, 'x'));
   ExpectErrorContains(AsStatus(dir->ReadFile("big", 64 << 10)), "more than");
   ASSERT_EQ(mkfifo((tmp / "s/fifo").c_str(), 0644), 0);  // would block a plain open
