@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ctime>
 
 #include "sys/pidfd.h"
+#include "sys/thread_cpu_time.h"
 
 namespace gpupin {
 namespace {
@@ -41,14 +41,6 @@ constexpr int kIdlePerBusy = 4;
 
 constexpr uint32_t kFileEvents = IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW;
 constexpr uint32_t kNudgeEvents = IN_CLOSE_WRITE;
-
-// CPU time of this thread: what handling a wake-up cost, not the time spent
-// blocked on a lock or waiting on another watch.
-std::chrono::nanoseconds ThreadCpuTime() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
-}
 
 // How many processes a watch holds a pidfd for. Every live lease holder is
 // one, and anyone may write a thousand leases held by live processes of

@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "sys/procfs.h"
+#include "sys/thread_cpu_time.h"
 #include "testing/descriptor_limit.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
@@ -181,18 +181,11 @@ TEST(ChangeWatch, NotifyingTheWatchedFileIsANudgeATouchOrItsRemovalAChange) {
   }
 }
 
-// This thread's CPU time.
-std::chrono::nanoseconds CpuTime() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
-}
-
 // Keeps this thread busy for `how_long` of its own CPU time, as a waiter
 // reading the state after a wake-up (however loaded the machine).
 void SpendCpu(std::chrono::milliseconds how_long) {
-  const auto until = CpuTime() + how_long;
-  while (CpuTime() < until) {
+  const auto until = ThreadCpuTime() + how_long;
+  while (ThreadCpuTime() < until) {
   }
 }
 
