@@ -40,6 +40,7 @@ struct StateSnapshot {
   std::vector<LeaseRow> leases;
   std::vector<TicketRow> queue;
   std::map<std::string, uint32_t> index_of_uuid;
+  std::vector<Gpu> gpus;  // the cards present, which a gone card's short UUID must not match
   int64_t now_unix_ms = 0;
 };
 
@@ -80,6 +81,7 @@ Result<StateSnapshot> ReadState(World& world) {
   }
   StateSnapshot snapshot;
   for (const Gpu& gpu : inventory.gpus) snapshot.index_of_uuid[gpu.uuid] = gpu.index;
+  snapshot.gpus = inventory.gpus;
   LivenessFacts facts = MakeLivenessFacts(inventory, world.procfs());
   snapshot.now_unix_ms = facts.now_unix_ms;
   Status read = (*store)->Transact([&](LeaseTransaction& txn) -> Status {
@@ -105,8 +107,9 @@ std::string GpuList(const Lease& lease, const StateSnapshot& snapshot) {
   std::string text;
   for (const std::string& uuid : lease.gpu_uuids) {
     auto it = snapshot.index_of_uuid.find(uuid);
-    text += (text.empty() ? "" : ",") +
-            (it != snapshot.index_of_uuid.end() ? std::to_string(it->second) : ShortUuid(uuid));
+    text += (text.empty() ? "" : ",") + (it != snapshot.index_of_uuid.end()
+                                             ? std::to_string(it->second)
+                                             : ShortUuid(uuid, snapshot.gpus));
   }
   return text;
 }

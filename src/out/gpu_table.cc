@@ -1,6 +1,7 @@
 #include "out/gpu_table.h"
 
 #include <fmt/format.h>
+#include <strings.h>
 
 #include <algorithm>
 
@@ -56,9 +57,14 @@ std::string ShortUuid(const std::string& uuid, const std::vector<Gpu>& among) {
   size_t prefix = uuid.find('-');
   if (prefix == std::string::npos) return uuid;
   size_t length = std::min(uuid.size(), prefix + 9);
+  // As --only and --exclude match UUIDs: whatever the case.
+  auto starts_alike = [&](const std::string& other, size_t n) {
+    return other.size() >= n && strncasecmp(other.c_str(), uuid.c_str(), n) == 0;
+  };
   auto shared = [&](size_t n) {
     return std::any_of(among.begin(), among.end(), [&](const Gpu& other) {
-      return other.uuid != uuid && other.uuid.compare(0, n, uuid, 0, n) == 0;
+      return !(other.uuid.size() == uuid.size() && starts_alike(other.uuid, uuid.size())) &&
+             starts_alike(other.uuid, n);
     });
   };
   while (length < uuid.size() && (shared(length) || uuid[length - 1] == '-')) ++length;

@@ -36,5 +36,14 @@ TEST(ShortUuidTest, LongerWhereAnotherCardStartsAlike) {
   EXPECT_EQ(ShortUuid(gpus[2].uuid, gpus), "GPU-6a4dda01");
 }
 
+TEST(ShortUuidTest, CardsThatStartAlikeInAnyCaseAreToldApart) {
+  // --only matches a UUID whatever its case, so the prefix must name one
+  // card whatever the case of the other cards' UUIDs.
+  const std::vector<Gpu> gpus = WithUuids(
+      {"GPU-6a4dda00-fd18-6083-1353-fe9b8a2114f2", "GPU-6A4DDA00-FD18-7000-1353-FE9B8A2114F2"});
+  EXPECT_EQ(ShortUuid(gpus[0].uuid, gpus), "GPU-6a4dda00-fd18-6");
+  EXPECT_EQ(ShortUuid(gpus[1].uuid, gpus), "GPU-6A4DDA00-FD18-7");
+}
+
 }  // namespace
 }  // namespace gpupin
