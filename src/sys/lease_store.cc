@@ -472,6 +472,11 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
     if (mine && file.id == mine->id && file.seq == mine->seq) {
       waiting.push_back(*mine);
       found = true;
+    } else if (found && file.info.owner_uid == mine->uid) {
+      // Our own user's tickets behind ours never go first, whatever the
+      // order (fair share and caps count users, and within a user it is
+      // arrival): left unread, a waiter asks /proc about none of them.
+      continue;
     } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file, facts, stopped)) {
       ticket->change_time_ns = file.info.change_time_ns;
       waiting.push_back(std::move(*ticket));

@@ -145,7 +145,8 @@ class LeaseTransaction {
   // waiter is `stopped` (a job suspended with Ctrl-Z while it waited): passed
   // over, not removed, it would hold up everyone behind it, and it takes its
   // place again when continued. `mine` is always among them; fails when it
-  // is no longer in the queue.
+  // is no longer in the queue. Tickets of `mine`'s user behind it are left
+  // out, unread: they never go before it.
   Result<std::vector<QueueTicket>> WaitingTickets(const std::optional<QueueTicket>& mine,
                                                   const LivenessFacts& facts,
                                                   const StoppedCheck& stopped = {});

@@ -587,6 +587,37 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
 
 // A job suspended with Ctrl-Z while it waited must not hold up everyone
 // behind it, nor lose its place: it is passed over only while stopped.
+TEST(LeaseStore, AWaiterLeavesItsOwnUsersTicketsBehindItUnread) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to write another user's ticket";
+  Fixture f;
+  QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
+  QueueTicket mine;
+  QueueTicket own_dead_behind;
+  f.Transact([&](LeaseTransaction& t) {
+    mine = t.TakeTicket(ticket).value();
+    ticket.holder = testing::DeadProcess();
+    own_dead_behind = t.TakeTicket(ticket).value();
+    ticket.holder = Self();
+    (void)t.TakeTicket(ticket).value();
+  });
+  // Another user's ticket behind ours, naming a process of root's: dead
+  // to any reader, and root may remove it.
+  QueueTicket others{"", mine.seq + 10, Self(), kNobody, "nobody", "cmd", "1 GPU", 0};
+  others.id = NewRecordId(Self());
+  const std::string others_name = "state/queue/" + TicketFileName(others);
+  f.tmp.Write(others_name, TicketToJson(others));
+  ASSERT_EQ(chown((f.tmp / others_name).c_str(), kNobody, kNobody), 0);
+  f.Transact([&](LeaseTransaction& t) {
+    Result<std::vector<QueueTicket>> waiting = t.WaitingTickets(mine, RealFacts());
+    ASSERT_TRUE(waiting.ok()) << waiting.error().message;
+    EXPECT_EQ(*waiting, std::vector<QueueTicket>{mine});
+    std::vector<QueueTicket> left = t.ReadTickets();
+    EXPECT_EQ(left.size(), 3u) << "another user's dead ticket behind was read and removed";
+    EXPECT_TRUE(std::find(left.begin(), left.end(), own_dead_behind) != left.end())
+        << "our own user's dead ticket behind was not even read";
+  });
+}
+
 TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
   Fixture f;
   pid_t child = fork();
