@@ -210,6 +210,23 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
 // readers ignore them, so failing here is fine.
 void RemoveIfAllowed(const StateDir& dir, const std::string& name) { (void)dir.Remove(name); }
 
+// Which live tickets hold a place: one per waiting gpupin, the earliest
+// that names it as its waiter. A gpupin waits for one ticket at a time;
+// anyone can write copies of a ticket naming a gpupin of their own, and
+// each would otherwise hold a place of its own.
+class OnePlacePerWaiter {
+ public:
+  // Whether `ticket`, the next live one in queue order (or our own), is the
+  // first to name its waiter.
+  bool First(const QueueTicket& ticket) {
+    const ProcessIdentity& waiter = ticket.waiter.value_or(ticket.holder);
+    return seen_.insert({waiter.pid, waiter.start_time_ticks}).second;
+  }
+
+ private:
+  std::set<std::pair<int, uint64_t>> seen_;
+};
+
 }  // namespace
 
 std::string NewRecordId(const ProcessIdentity& holder) {
@@ -443,10 +460,10 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const TicketFile& fi
 
 std::vector<QueueTicket> LeaseTransaction::LiveTickets(const LivenessFacts& facts) {
   std::vector<QueueTicket> live;
+  OnePlacePerWaiter places;
   for (const TicketFile& file : ListTickets()) {
-    if (std::optional<QueueTicket> ticket = ReadLiveTicket(file, facts)) {
-      live.push_back(std::move(*ticket));
-    }
+    std::optional<QueueTicket> ticket = ReadLiveTicket(file, facts);
+    if (ticket && places.First(*ticket)) live.push_back(std::move(*ticket));
   }
   return live;
 }
@@ -468,6 +485,9 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
     const StoppedCheck& stopped) {
   std::vector<QueueTicket> waiting;
   bool found = false;
+  OnePlacePerWaiter places;
+  // Our own ticket holds our place, whatever else names our process.
+  if (mine) places.First(*mine);
   for (const TicketFile& file : ListTickets()) {
     if (mine && file.id == mine->id && file.seq == mine->seq) {
       waiting.push_back(*mine);
@@ -477,7 +497,8 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
       // order (fair share and caps count users, and within a user it is
       // arrival): left unread, a waiter asks /proc about none of them.
       continue;
-    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file, facts, stopped)) {
+    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file, facts, stopped);
+               ticket && places.First(*ticket)) {
       ticket->change_time_ns = file.info.change_time_ns;
       waiting.push_back(std::move(*ticket));
     }

@@ -451,13 +451,19 @@ TEST(LeaseStore, ATicketCountsOnlyWhileAGpupinWaitsForIt) {
   Fixture f;
   ASSERT_TRUE(f.Open().ok());
   LivenessFacts facts = RealFacts();
-  bool self_is_gpupin = false;
-  facts.runs_gpupin = [&](int pid) { return pid == getpid() && self_is_gpupin; };
+  testing::LiveChild waiter;
+  testing::LiveChild holder_and_waiter;
+  bool children_are_gpupin = false;
+  facts.runs_gpupin = [&](int pid) {
+    return children_are_gpupin &&
+           (pid == waiter.identity().pid || pid == holder_and_waiter.identity().pid);
+  };
   f.Transact([&](LeaseTransaction& t) {
     QueueTicket named{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
-    named.waiter = Self();
+    named.waiter = waiter.identity();
     ASSERT_TRUE(t.TakeTicket(named).ok());
-    QueueTicket holder_only{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
+    QueueTicket holder_only{
+        "", 0, holder_and_waiter.identity(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
     ASSERT_TRUE(t.TakeTicket(holder_only).ok());
     Result<Place> place = PlaceOf(t, std::nullopt, facts);
     ASSERT_TRUE(place.ok());
@@ -466,7 +472,7 @@ TEST(LeaseStore, ATicketCountsOnlyWhileAGpupinWaitsForIt) {
   // Passed over, not removed: their processes live, and a waiter of another
   // name may be a gpupin (run through a link) that counts for a gpupin of
   // its own name.
-  self_is_gpupin = true;
+  children_are_gpupin = true;
   f.Transact([&](LeaseTransaction& t) {
     EXPECT_EQ(t.LiveTickets(facts).size(), 2u) << "the tickets a gpupin waits for count again";
   });
@@ -544,12 +550,13 @@ TEST(LeaseStore, AnotherUsersLeaseCanBeReadButNotRemoved) {
 TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   Fixture f;
   ProcessIdentity dead_holder = testing::DeadProcess();
+  testing::LiveChild third_waiter;
   f.Transact([&](LeaseTransaction& t) {
     QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
     Result<QueueTicket> first = t.TakeTicket(ticket);
     ticket.holder = dead_holder;
     Result<QueueTicket> dead = t.TakeTicket(ticket);
-    ticket.holder = Self();
+    ticket.holder = third_waiter.identity();
     Result<QueueTicket> third = t.TakeTicket(ticket);
     ASSERT_TRUE(first.ok() && dead.ok() && third.ok());
     EXPECT_LT(first->seq, dead->seq);
@@ -615,6 +622,36 @@ TEST(LeaseStore, AWaiterLeavesItsOwnUsersTicketsBehindItUnread) {
     EXPECT_EQ(left.size(), 3u) << "another user's dead ticket behind was read and removed";
     EXPECT_TRUE(std::find(left.begin(), left.end(), own_dead_behind) != left.end())
         << "our own user's dead ticket behind was not even read";
+  });
+}
+
+TEST(LeaseStore, AWaitingGpupinHoldsOnePlaceWhateverCopiesNameIt) {
+  Fixture f;
+  testing::LiveChild waiter;
+  testing::LiveChild other_waiter;
+  QueueTicket real{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
+  real.waiter = waiter.identity();
+  QueueTicket other;
+  f.Transact([&](LeaseTransaction& t) {
+    real = t.TakeTicket(real).value();
+    // Copies naming the same waiting gpupin, under ids of their own.
+    QueueTicket copy = real;
+    copy.id = "";
+    (void)t.TakeTicket(copy).value();
+    (void)t.TakeTicket(copy).value();
+    other = t.TakeTicket({"", 0, other_waiter.identity(), geteuid(), UserName(geteuid()), "cmd",
+                          "1 GPU", 0})
+                .value();
+  });
+  f.Transact([&](LeaseTransaction& t) {
+    EXPECT_EQ(t.LiveTickets(RealFacts()), (std::vector<QueueTicket>{real, other}));
+    Result<Place> place = PlaceOf(t, other, RealFacts());
+    ASSERT_TRUE(place.ok()) << place.error().message;
+    EXPECT_EQ(place->ahead, 1u) << "the copies hold no place";
+    place = PlaceOf(t, std::nullopt, RealFacts());
+    ASSERT_TRUE(place.ok());
+    EXPECT_EQ(place->ahead, 2u);
+    EXPECT_EQ(t.ReadTickets().size(), 4u) << "passed over, not removed: their waiter lives";
   });
 }
 
@@ -719,11 +756,15 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
   ASSERT_TRUE(store.ok());
   QueueTicket ours = f.TakeOwnTicket();
   std::this_thread::sleep_for(30ms);  // past the file system's clock tick
-  QueueTicket forged{"forged0", 0, Self(), geteuid(), UserName(geteuid()), "cut in", "1 GPU", 0};
+  testing::LiveChild forger;
+  testing::LiveChild last;
+  testing::LiveChild newest;
+  QueueTicket forged{"forged0",           0,        forger.identity(), geteuid(),
+                     UserName(geteuid()), "cut in", "1 GPU",           0};
   ASSERT_TRUE(
       store->queue_dir().WriteFileAtomic(TicketFileName(forged), TicketToJson(forged)).ok());
-  QueueTicket highest{"highest",           kMaxTicketSeq, Self(),  geteuid(),
-                      UserName(geteuid()), "last",        "1 GPU", 0};
+  QueueTicket highest{"highest",           kMaxTicketSeq, last.identity(), geteuid(),
+                      UserName(geteuid()), "last",        "1 GPU",         0};
   ASSERT_TRUE(
       store->queue_dir().WriteFileAtomic(TicketFileName(highest), TicketToJson(highest)).ok());
   f.Transact([&](LeaseTransaction& t) {
@@ -737,7 +778,7 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
     EXPECT_EQ(place->ahead, 0u) << "ours is still the head";
     std::this_thread::sleep_for(30ms);
     Result<QueueTicket> after =
-        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
+        t.TakeTicket({"", 0, newest.identity(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
     ASSERT_TRUE(after.ok()) << after.error().message;
     EXPECT_EQ(after->seq, kMaxTicketSeq);
     place = PlaceOf(t, *after, RealFacts());

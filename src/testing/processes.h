@@ -3,6 +3,7 @@
 // Header-only: test code, never part of gpupin_lib.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,5 +44,30 @@ inline ProcessIdentity DeadProcess() {
   waitpid(child, nullptr, 0);
   return {child, start.value_or(1)};
 }
+
+// A child process that lives until this object is destroyed (then killed
+// and collected): a live holder or waiter of its own for a record, distinct
+// from the test process and from every other LiveChild.
+class LiveChild {
+ public:
+  LiveChild() : pid_(fork()) {
+    if (pid_ == 0) {
+      for (;;) pause();
+    }
+    start_ = RealStartTime(pid_).value_or(0);
+  }
+  ~LiveChild() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  LiveChild(const LiveChild&) = delete;
+  LiveChild& operator=(const LiveChild&) = delete;
+
+  ProcessIdentity identity() const { return {pid_, start_}; }
+
+ private:
+  pid_t pid_;
+  uint64_t start_ = 0;
+};
 
 }  // namespace gpupin::testing
