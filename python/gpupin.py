@@ -79,7 +79,11 @@ class GpupinError(RuntimeError):
 
 
 class NoGpuAvailable(GpupinError):
-    """No card fits the request now (gpupin exit 3); the message is gpupin's reason."""
+    """No card fits the request now (gpupin exit 3); the message is gpupin's reason.
+
+    Its advice names gpupin's options, each a keyword of pin(): `--wait` is
+    wait=True, `--max-used` is max_used=, `--mine-free` is mine_free=True.
+    """
 
 
 class DriverUnavailable(GpupinError):
