@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace gpupin {
 namespace {
 
@@ -838,6 +840,44 @@ TEST(Decide, FifoWithCapPassesOverTheCappedHead) {
   Decision decision = Decide(f.input);
   ASSERT_EQ(decision.kind, Decision::Kind::kTake);
   EXPECT_THAT(decision.lease->gpu_uuids, ElementsAre(UuidOf(1)));
+}
+
+// What a turn says, as text: two turns compared field by field.
+std::string Describe(const Turn& turn) {
+  std::string watched;
+  for (const ProcessIdentity& process : turn.watched) watched += fmt::format("{} ", process.pid);
+  return fmt::format("ours={} capped={} ahead={} first={} watch={} watched={}", turn.ours,
+                     turn.capped, turn.ahead, turn.first ? turn.first->id : "-",
+                     turn.watch ? turn.watch->id : "-", watched);
+}
+
+// LeaseTransaction::WaitingTickets leaves a waiter's own user's tickets
+// behind its own unread: they must never change its turn, in any order,
+// with any holdings and caps.
+TEST(DecideTurn, OurOwnUsersTicketsBehindOursNeverChangeOurTurn) {
+  std::mt19937 random(20261207);
+  const uint32_t users[] = {kAlice, kBob, kCarol};
+  for (int trial = 0; trial < 3000; ++trial) {
+    Line line;
+    const int length = 1 + static_cast<int>(random() % 7);
+    for (int i = 0; i < length; ++i)
+      line.Add(users[random() % 3], 1 + static_cast<int>(random() % 3));
+    const size_t mine = random() % static_cast<size_t>(length);
+    const uint32_t uid = line.tickets[mine].uid;
+    TurnInput full = TurnOf(line, mine, uid, line.tickets[mine].count,
+                            random() % 2 ? QueueOrder::kFair : QueueOrder::kFifo);
+    for (uint32_t user : users) {
+      if (random() % 2) full.held[user] = static_cast<int>(random() % 4);
+      if (random() % 3 == 0) full.caps[user].max_gpus_per_user = 1 + static_cast<int>(random() % 4);
+    }
+    TurnInput without = full;
+    without.waiting.clear();
+    for (size_t i = 0; i < line.tickets.size(); ++i) {
+      if (i <= mine || line.tickets[i].uid != uid) without.waiting.push_back(line.tickets[i]);
+    }
+    EXPECT_EQ(Describe(DecideTurn(full)), Describe(DecideTurn(without)))
+        << "trial " << trial << ": ticket " << mine << " of " << length;
+  }
 }
 
 }  // namespace

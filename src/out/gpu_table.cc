@@ -63,8 +63,7 @@ std::string ShortUuid(const std::string& uuid, const std::vector<Gpu>& among) {
   };
   auto shared = [&](size_t n) {
     return std::any_of(among.begin(), among.end(), [&](const Gpu& other) {
-      return !(other.uuid.size() == uuid.size() && starts_alike(other.uuid, uuid.size())) &&
-             starts_alike(other.uuid, n);
+      return other.uuid != uuid && starts_alike(other.uuid, n);
     });
   };
   while (length < uuid.size() && (shared(length) || uuid[length - 1] == '-')) ++length;

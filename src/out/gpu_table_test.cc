@@ -43,6 +43,10 @@ TEST(ShortUuidTest, CardsThatStartAlikeInAnyCaseAreToldApart) {
       {"GPU-6a4dda00-fd18-6083-1353-fe9b8a2114f2", "GPU-6A4DDA00-FD18-7000-1353-FE9B8A2114F2"});
   EXPECT_EQ(ShortUuid(gpus[0].uuid, gpus), "GPU-6a4dda00-fd18-6");
   EXPECT_EQ(ShortUuid(gpus[1].uuid, gpus), "GPU-6A4DDA00-FD18-7");
+  // A lease's card is the one of its exact UUID: another case of a present
+  // card's UUID names no card here, so it is shown whole.
+  EXPECT_EQ(ShortUuid("GPU-6A4DDA00-FD18-6083-1353-FE9B8A2114F2", gpus),
+            "GPU-6A4DDA00-FD18-6083-1353-FE9B8A2114F2");
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <map>
 #include <set>
@@ -210,22 +212,31 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
 // readers ignore them, so failing here is fine.
 void RemoveIfAllowed(const StateDir& dir, const std::string& name) { (void)dir.Remove(name); }
 
+// The gpupin that waits for `ticket` (its holder, in tickets that name none).
+const ProcessIdentity& WaiterOf(const QueueTicket& ticket) {
+  return ticket.waiter ? *ticket.waiter : ticket.holder;
+}
+
 // Which live tickets hold a place: one per waiting gpupin, the earliest
 // that names it as its waiter. A gpupin waits for one ticket at a time;
 // anyone can write copies of a ticket naming a gpupin of their own, and
 // each would otherwise hold a place of its own.
 class OnePlacePerWaiter {
  public:
-  // Whether `ticket`, the next live one in queue order (or our own), is the
-  // first to name its waiter.
+  // Whether `ticket`, the next live one in queue order, is the first to
+  // name its waiter.
   bool First(const QueueTicket& ticket) {
-    const ProcessIdentity& waiter = ticket.waiter.value_or(ticket.holder);
+    const ProcessIdentity& waiter = WaiterOf(ticket);
     return seen_.insert({waiter.pid, waiter.start_time_ticks}).second;
   }
 
  private:
   std::set<std::pair<int, uint64_t>> seen_;
 };
+
+// Whether the process is gone for good (no process has its pid now), as
+// opposed to unreadable in /proc for a moment.
+bool NoSuchProcess(int pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
 
 }  // namespace
 
@@ -445,7 +456,7 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const TicketFile& fi
   // write one naming a live process of theirs (a `sleep`), which would hold
   // up the queue for as long as that process lives. The waiter is the
   // holder itself in tickets that name none (run's).
-  const ProcessIdentity& waiter = ticket->waiter.value_or(ticket->holder);
+  const ProcessIdentity& waiter = WaiterOf(*ticket);
   const bool processes_alive = alive(ticket->holder) && alive(waiter);
   if (processes_alive && (!facts.runs_gpupin || facts.runs_gpupin(waiter.pid))) return ticket;
   // Removed only once its processes are gone: a live waiter of another
@@ -453,7 +464,10 @@ std::optional<QueueTicket> LeaseTransaction::ReadLiveTicket(const TicketFile& fi
   // find its place gone.
   if (!processes_alive) {
     RemoveIfAllowed(queue_, file.name);
-    caches_.tickets.ProcessesGone(file.name);
+    // Not judged again only when it cannot come back to life: a /proc
+    // that failed to answer (out of descriptors) is asked again next time.
+    if (NoSuchProcess(ticket->holder.pid) || NoSuchProcess(waiter.pid))
+      caches_.tickets.ProcessesGone(file.name);
   }
   return std::nullopt;
 }
@@ -486,8 +500,6 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
   std::vector<QueueTicket> waiting;
   bool found = false;
   OnePlacePerWaiter places;
-  // Our own ticket holds our place, whatever else names our process.
-  if (mine) places.First(*mine);
   for (const TicketFile& file : ListTickets()) {
     if (mine && file.id == mine->id && file.seq == mine->seq) {
       waiting.push_back(*mine);
@@ -497,10 +509,17 @@ Result<std::vector<QueueTicket>> LeaseTransaction::WaitingTickets(
       // order (fair share and caps count users, and within a user it is
       // arrival): left unread, a waiter asks /proc about none of them.
       continue;
-    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file, facts, stopped);
-               ticket && places.First(*ticket)) {
-      ticket->change_time_ns = file.info.change_time_ns;
-      waiting.push_back(std::move(*ticket));
+    } else if (std::optional<QueueTicket> ticket = ReadWaitingTicket(file, facts, stopped)) {
+      if (mine && WaiterOf(*ticket) == WaiterOf(*mine)) {
+        // A copy naming us, ahead of our ticket or behind it: we wait for
+        // our own only. Removed, so that every reader sees our place where
+        // we do; it is ours to remove, since a ticket naming a process
+        // lives only as that process's user's (RecordProcessAlive).
+        RemoveIfAllowed(queue_, file.name);
+      } else if (places.First(*ticket)) {
+        ticket->change_time_ns = file.info.change_time_ns;
+        waiting.push_back(std::move(*ticket));
+      }
     }
   }
   if (mine && !found) {

@@ -655,6 +655,20 @@ TEST(LeaseStore, AWaitingGpupinHoldsOnePlaceWhateverCopiesNameIt) {
   });
 }
 
+TEST(LeaseStore, ACopyNamingOurWaiterAheadOfOurTicketIsRemovedByUs) {
+  Fixture f;
+  QueueTicket copy{"", 0, Self(), geteuid(), UserName(geteuid()), "copy", "1 GPU", 0};
+  f.Transact([&](LeaseTransaction& t) { copy = t.TakeTicket(copy).value(); });
+  std::this_thread::sleep_for(30ms);     // past the file system's clock tick
+  QueueTicket ours = f.TakeOwnTicket();  // names this process too
+  f.Transact([&](LeaseTransaction& t) {
+    Result<Place> place = PlaceOf(t, ours, RealFacts());
+    ASSERT_TRUE(place.ok()) << place.error().message;
+    EXPECT_EQ(place->ahead, 0u) << "the copy ahead is no place of anyone's";
+    EXPECT_EQ(t.ReadTickets(), std::vector<QueueTicket>{ours}) << "and it is gone for every reader";
+  });
+}
+
 TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
   Fixture f;
   pid_t child = fork();

@@ -9,8 +9,8 @@
 // a read found them gone (a process never comes back under the same pid
 // and start time); that they live is asked anew at each read. Parsed
 // records are kept up to kMaxCachedBytes of file text in all, so a
-// directory full of large records costs a reader no more memory than that;
-// verdicts are kept whatever the size of the file.
+// directory full of large records costs a reader about that much memory at
+// most; verdicts are kept whatever the size of the file.
 #pragma once
 
 #include <algorithm>

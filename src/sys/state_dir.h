@@ -51,7 +51,9 @@ FileInfo FileInfoOf(const struct stat& st);
 
 // Whether two stats show the same version of a file: the same inode, not
 // written to, renamed over, chmod-ed or chown-ed in between (each changes
-// the change time or the inode).
+// the change time or the inode; two writes of the same size within one
+// tick of a coarse file-system clock may not, which only the file's owner
+// can do, to its own file).
 bool SameVersion(const FileInfo& a, const FileInfo& b);
 
 struct FileRead {

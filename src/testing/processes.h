@@ -4,9 +4,11 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -52,8 +54,10 @@ class LiveChild {
  public:
   LiveChild() : pid_(fork()) {
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives a test that crashed
       for (;;) pause();
     }
+    if (pid_ < 0) std::abort();  // kill(-1) in the destructor would hit every process
     start_ = RealStartTime(pid_).value_or(0);
   }
   ~LiveChild() {
