@@ -10,15 +10,8 @@
 source "$(dirname "$0")/lib.sh"
 
 as_nobody_copies "$EXAMPLES/server-4gpu.json"
-gpupin() { "$GPUPIN" --simulate "$SCENARIO" "$@"; }
 log="$TEST_TMP/workload.log"
-# The holders' workloads outlive their gpupin when cleanup kills it.
-# shellcheck disable=SC2016 # expanded when the trap runs
-trap 'kill -9 $(jq -r "select(.event == \"start\") | .pid" "$log" 2>/dev/null) 2>/dev/null || true; cleanup' EXIT
-for card in 0 1 2 3; do
-  gpupin run --only "$card" -- "$WORKLOAD" --seconds 120 --name "holder$card" --log "$log" 2>/dev/null &
-done
-wait_until 10 "the four holders started" lines_at_least "$log" '"event":"start"' 4
+root_holds_every_card
 
 "${AS_NOBODY[@]}" /usr/bin/python3 - "$GPUPIN_STATE_DIR/queue" <<'PY'
 import sys

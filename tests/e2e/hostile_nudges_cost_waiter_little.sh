@@ -13,13 +13,7 @@ house_rules '[limits]\nqueue = "fifo"\n'
 as_nobody_copies "$EXAMPLES/server-4gpu.json"
 log="$TEST_TMP/workload.log"
 install -m 0666 /dev/null "$log"
-for card in 0 1 2 3; do
-  "$GPUPIN" --simulate "$SCENARIO" run --only "$card" -- "$WORKLOAD" --seconds 120 \
-    --name "holder$card" --log "$log" 2>/dev/null &
-done
-# shellcheck disable=SC2016 # expanded when the trap runs
-trap 'kill -9 $(jq -r "select(.event == \"start\") | .pid" "$log" 2>/dev/null) 2>/dev/null || true; cleanup' EXIT
-wait_until 10 "root's four holders started" lines_at_least "$log" '"event":"start"' 4
+root_holds_every_card
 
 "${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" run --wait -- "$WORKLOAD" --seconds 0.1 \
   --name nobody --log "$log" 2>"$TEST_TMP/nobody.err" &

@@ -8,8 +8,8 @@ source "$(dirname "$0")/lib.sh"
 shared_copies "$EXAMPLES/server-4gpu.json"
 # shellcheck disable=SC2154 # scenario and log: set by shared_copies
 gpupin() { "$GPUPIN" --simulate "$scenario" "$@"; }
-# shellcheck disable=SC2016,SC2154 # expanded when the trap runs
-trap 'kill -9 $(jq -r "select(.event == \"start\") | .pid" "$log" 2>/dev/null) 2>/dev/null || true; cleanup' EXIT
+kill_workloads_at_exit
+# shellcheck disable=SC2154 # log: set by shared_copies
 gpupin run --only 0 -- "$WORKLOAD" --seconds 120 --name holder --log "$log" 2>/dev/null &
 wait_until 10 "root's holder started" lines_at_least "$log" '"event":"start"' 1
 

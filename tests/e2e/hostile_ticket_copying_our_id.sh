@@ -14,8 +14,7 @@ for card in 0 1 2 3; do
   "${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" run --only "$card" -- \
     "$WORKLOAD" --seconds 120 --name "nobody$card" --log "$log" 2>>"$TEST_TMP/nobody.err" &
 done
-# shellcheck disable=SC2016 # expanded when the trap runs
-trap 'kill -9 $(jq -r "select(.event == \"start\") | .pid" "$log" 2>/dev/null) 2>/dev/null || true; cleanup' EXIT
+kill_workloads_at_exit
 wait_until 10 "nobody's four jobs started" lines_at_least "$log" '"event":"start"' 4
 # A live gpupin of nobody's, for the copy to name: it never takes a turn.
 "${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" ls --watch 3600 >/dev/null 2>&1 &

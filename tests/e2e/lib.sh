@@ -342,6 +342,27 @@ shared_copies() {
   "$GPUPIN" --simulate "$scenario" ls >/dev/null
 }
 
+# kill_workloads_at_exit: the workloads that logged a start line to $log
+# are killed when the test ends, then cleanup runs: a workload outlives its
+# gpupin when cleanup kills that, and ctest would wait for it.
+kill_workloads_at_exit() {
+  # shellcheck disable=SC2016 # expanded when the trap runs
+  trap 'kill -9 $(jq -r "select(.event == \"start\") | .pid" "$log" 2>/dev/null) 2>/dev/null || true; cleanup' EXIT
+}
+
+# root_holds_every_card: root's `run --only N` holds each of the 4 cards of
+# $SCENARIO with a 120-second workload named holderN, logging to $log;
+# returns once all four have started.
+root_holds_every_card() {
+  local card
+  kill_workloads_at_exit
+  for card in 0 1 2 3; do
+    "$GPUPIN" --simulate "$SCENARIO" run --only "$card" -- "$WORKLOAD" --seconds 120 \
+      --name "holder$card" --log "$log" 2>/dev/null &
+  done
+  wait_until 10 "root's four holders started" lines_at_least "$log" '"event":"start"' 4
+}
+
 # house_rules TEXT: the admin's config file for this test holds TEXT
 # (printf %b), and GPUPIN becomes gpupin-testing, the test build's copy of
 # gpupin that reads the admin's file from GPUPIN_TEST_ADMIN_CONFIG instead of
