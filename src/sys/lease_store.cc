@@ -212,6 +212,14 @@ std::vector<TicketFile> TicketFiles(const std::vector<ListedRecord>& records, co
 // readers ignore them, so failing here is fine.
 void RemoveIfAllowed(const StateDir& dir, const std::string& name) { (void)dir.Remove(name); }
 
+// What `cache` made of files no longer in the directory's `listed` records.
+template <class Record>
+void ForgetUnlisted(RecordCache<Record>& cache, const std::vector<ListedRecord>& listed) {
+  std::set<std::string> names;
+  for (const ListedRecord& record : listed) names.insert(record.name);
+  cache.KeepOnly(names);
+}
+
 // The gpupin that waits for `ticket` (its holder, in tickets that name none).
 const ProcessIdentity& WaiterOf(const QueueTicket& ticket) {
   return ticket.waiter ? *ticket.waiter : ticket.holder;
@@ -339,27 +347,23 @@ RecordListing LeaseTransaction::List(const StateDir& dir) {
 }
 
 std::vector<TicketFile> LeaseTransaction::ListTickets() {
-  std::vector<TicketFile> files = TicketFiles(List(queue_).records, queue_, diagnostics_);
-  std::set<std::string> names;
-  for (const TicketFile& file : files) names.insert(file.name);
-  caches_.tickets.KeepOnly(names);
-  return files;
+  RecordListing listing = List(queue_);
+  ForgetUnlisted(caches_.tickets, listing.records);
+  return TicketFiles(listing.records, queue_, diagnostics_);
 }
 
 std::vector<Lease> LeaseTransaction::ReadLeases() {
   std::vector<Lease> leases;
   RecordListing listing = List(leases_);
   own_leases_ = listing.own;
-  std::set<std::string> names;
+  ForgetUnlisted(caches_.leases, listing.records);
   for (const ListedRecord& record : listing.records) {
-    names.insert(record.name);
     if (std::optional<Lease> lease =
             ReadRecord<Lease>(leases_, record.name, record.info, &LeaseFromJson, &LeaseFileName,
                               diagnostics_, caches_.leases)) {
       leases.push_back(std::move(*lease));
     }
   }
-  caches_.leases.KeepOnly(names);
   return leases;
 }
 
