@@ -383,6 +383,35 @@ TEST(LeaseStore, ADeadTicketLeftInPlaceIsNotJudgedAgain) {
   });
 }
 
+TEST(LeaseStore, ATicketWhoseProcessesProcCouldNotReadIsJudgedAgain) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  Fixture f;
+  testing::LiveChild holder;  // root's, alive throughout
+  QueueTicket roots{"", 0, holder.identity(), 0, "root", "cmd", "1 GPU", 0};
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.TakeTicket(roots).ok()); });
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok());
+  int code = RunInChild(
+      [&] {
+        int asked = 0;
+        LivenessFacts facts = RealFacts();
+        // /proc answers nothing for it at first (out of descriptors, say).
+        facts.process_start_time = [&](int pid) -> std::optional<uint64_t> {
+          return ++asked == 1 ? std::nullopt : StartTime(pid);
+        };
+        size_t first = 1;
+        size_t second = 0;
+        Status status = store->Transact([&](LeaseTransaction& t) -> Status {
+          first = t.LiveTickets(facts).size();
+          second = t.LiveTickets(facts).size();
+          return Ok{};
+        });
+        return status.ok() && first == 0 && second == 1 ? 0 : 10;
+      },
+      kNobody);
+  EXPECT_EQ(code, 0) << "a ticket of a live process is asked about again, and lives";
+}
+
 TEST(LeaseStore, ALeaseMustBeOwnedByTheUidItClaims) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
   Fixture f;
