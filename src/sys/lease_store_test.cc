@@ -350,33 +350,38 @@ TEST(LeaseStore, ARecordChangedInPlaceIsReadAgain) {
   ASSERT_EQ(read_leases().at(0).command, "renamed over");
 }
 
+// Root's ticket held by `holder`, then `reader` run as nobody (who cannot
+// remove it) in a child process through a store opened once: its status.
+int ReadRootsTicketAsNobody(Fixture& f, const ProcessIdentity& holder,
+                            const std::function<int(const LeaseStore&)>& reader) {
+  QueueTicket roots{"", 0, holder, 0, "root", "cmd", "1 GPU", 0};
+  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.TakeTicket(roots).ok()); });
+  Result<LeaseStore> store = f.Open();
+  if (!store.ok()) return 100;
+  return RunInChild([&] { return reader(*store); }, kNobody);
+}
+
 TEST(LeaseStore, ADeadTicketLeftInPlaceIsNotJudgedAgain) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   Fixture f;
-  QueueTicket roots_dead{"", 0, testing::DeadProcess(), 0, "root", "cmd", "1 GPU", 0};
-  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.TakeTicket(roots_dead).ok()); });
-  Result<LeaseStore> store = f.Open();
-  ASSERT_TRUE(store.ok());
-  int code = RunInChild(
-      [&] {
-        int asked = 0;
-        LivenessFacts facts = RealFacts();
-        facts.process_start_time = [&](int pid) {
-          ++asked;
-          return StartTime(pid);
-        };
-        size_t live = 1;
-        for (int read = 0; read < 3; ++read) {
-          Status status = store->Transact([&](LeaseTransaction& t) -> Status {
-            live = t.LiveTickets(facts).size();
-            return Ok{};
-          });
-          if (!status.ok() || live != 0) return 11;
-        }
-        // Its one holder asked after once; the file stays, root's.
-        return asked == 1 ? 0 : 20 + std::min(asked, 9);
-      },
-      kNobody);
+  int code = ReadRootsTicketAsNobody(f, testing::DeadProcess(), [&](const LeaseStore& store) {
+    int asked = 0;
+    LivenessFacts facts = RealFacts();
+    facts.process_start_time = [&](int pid) {
+      ++asked;
+      return StartTime(pid);
+    };
+    size_t live = 1;
+    for (int read = 0; read < 3; ++read) {
+      Status status = store.Transact([&](LeaseTransaction& t) -> Status {
+        live = t.LiveTickets(facts).size();
+        return Ok{};
+      });
+      if (!status.ok() || live != 0) return 11;
+    }
+    // Its one holder asked after once; the file stays, root's.
+    return asked == 1 ? 0 : 20 + std::min(asked, 9);
+  });
   EXPECT_EQ(code, 0);
   f.Transact([&](LeaseTransaction& t) {
     EXPECT_EQ(t.ReadTickets().size(), 1u) << "left for root to remove";
@@ -387,28 +392,22 @@ TEST(LeaseStore, ATicketWhoseProcessesProcCouldNotReadIsJudgedAgain) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   Fixture f;
   testing::LiveChild holder;  // root's, alive throughout
-  QueueTicket roots{"", 0, holder.identity(), 0, "root", "cmd", "1 GPU", 0};
-  f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.TakeTicket(roots).ok()); });
-  Result<LeaseStore> store = f.Open();
-  ASSERT_TRUE(store.ok());
-  int code = RunInChild(
-      [&] {
-        int asked = 0;
-        LivenessFacts facts = RealFacts();
-        // /proc answers nothing for it at first (out of descriptors, say).
-        facts.process_start_time = [&](int pid) -> std::optional<uint64_t> {
-          return ++asked == 1 ? std::nullopt : StartTime(pid);
-        };
-        size_t first = 1;
-        size_t second = 0;
-        Status status = store->Transact([&](LeaseTransaction& t) -> Status {
-          first = t.LiveTickets(facts).size();
-          second = t.LiveTickets(facts).size();
-          return Ok{};
-        });
-        return status.ok() && first == 0 && second == 1 ? 0 : 10;
-      },
-      kNobody);
+  int code = ReadRootsTicketAsNobody(f, holder.identity(), [&](const LeaseStore& store) {
+    int asked = 0;
+    LivenessFacts facts = RealFacts();
+    // /proc answers nothing for it at first (out of descriptors, say).
+    facts.process_start_time = [&](int pid) -> std::optional<uint64_t> {
+      return ++asked == 1 ? std::nullopt : StartTime(pid);
+    };
+    size_t first = 1;
+    size_t second = 0;
+    Status status = store.Transact([&](LeaseTransaction& t) -> Status {
+      first = t.LiveTickets(facts).size();
+      second = t.LiveTickets(facts).size();
+      return Ok{};
+    });
+    return status.ok() && first == 0 && second == 1 ? 0 : 10;
+  });
   EXPECT_EQ(code, 0) << "a ticket of a live process is asked about again, and lives";
 }
 
