@@ -276,6 +276,25 @@ std::optional<Error> ConfigValueRefused(const CLI::App& app, const std::string& 
   return at_line;
 }
 
+// -q keeps gpupin's notes back and -v adds its reasons: together they would
+// print the reasons without the notes they explain. The one typed wins over
+// a config file's; both typed, or both from files, is a mistake to point out.
+Status SettleQuietAndVerbose(const CLI::App& app, const std::vector<std::string>& typed,
+                             GlobalOptions& globals) {
+  if (!globals.quiet || !globals.verbose) return Ok{};
+  const bool typed_quiet = TypedOnCommandLine(*app.get_option("--quiet"), typed);
+  const bool typed_verbose = TypedOnCommandLine(*app.get_option("--verbose"), typed);
+  if (typed_quiet && typed_verbose)
+    return MakeError(ExitCode::kUsage, "-q and -v pull opposite ways; give one of them");
+  if (!typed_quiet && !typed_verbose) {
+    return MakeError(ExitCode::kUsage,
+                     "quiet and verbose are both set by config files; keep one (gpupin config "
+                     "shows where each is set)");
+  }
+  (typed_quiet ? globals.verbose : globals.quiet) = false;
+  return Ok{};
+}
+
 }  // namespace
 
 const std::vector<CommandSpec>& AllCommands() {
@@ -404,7 +423,8 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   auto config_option_read = std::make_shared<std::vector<ConfigSetting>>();
   app.config_formatter(
       std::make_shared<TomlConfig>(app, config_option_read, admin_config, build_rest));
-  app.add_flag("-q,--quiet", globals.quiet, "only errors on stderr");
+  app.add_flag("-q,--quiet", globals.quiet,
+               "only errors on stderr (not with -v; a typed one wins over a config file's)");
   app.add_flag("-v,--verbose", globals.verbose, "explain what gpupin does and skips");
 
   // Only the command that runs is built: building every command's options
@@ -593,6 +613,8 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   sources->command_line = typed_args;
   if (Status applied = ApplyFileDefaults(app, chosen.front(), *sources); !applied.ok())
     return PrintError(applied.error());
+  if (Status chattiness = SettleQuietAndVerbose(app, typed_args, globals); !chattiness.ok())
+    return PrintError(chattiness.error());
   World world(globals, Terminal::Detect(globals.json), std::move(command_args),
               std::move(*sources));
   Result<int> status = runners.at(chosen.front()->get_name())(world);

@@ -189,4 +189,11 @@ expect_eq "$STATUS" 3 "--wait=0 with every card taken"
 [[ $ERR != *"waiting:"* ]] || fail "--wait=0 said it waited: $ERR"
 expect_contains "$ERR" "no GPU available" "--wait=0 fails as without --wait"
 "$GPUPIN" "${SIM[@]}" release >/dev/null 2>&1
+# -q keeps the notes back and -v adds reasons: together, one line and exit 2,
+# in any spelling.
+for words in "-q -v ls" "-qv ls" "ls --quiet --verbose" "-v ls -q"; do
+  read -ra args <<<"$words"
+  run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
+  expect_eq "$STATUS:$ERR:$OUT" "2:gpupin: -q and -v pull opposite ways; give one of them:" "gpupin $words"
+done
 echo PASS

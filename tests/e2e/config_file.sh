@@ -97,4 +97,18 @@ printf '[pick]\nh = true\n' >"$TEST_TMP/bad.toml"
 run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" pick
 expect_eq "$STATUS:$ERR" "2:gpupin: $TEST_TMP/bad.toml:2: [pick] h: given on the command line only, not in a file" \
   "pick's help by its one-letter name in a --config file"
+# -q and -v pull opposite ways: the one typed wins over a file's; both typed,
+# or both from files, is a usage error of one line.
+printf 'quiet = true\n' >"$TEST_TMP/quiet.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/quiet.toml" --simulate "$EXAMPLES/lab-8gpu.json" -v ls
+expect_eq "$STATUS" 0 "a typed -v over a file's quiet: $ERR"
+expect_contains "$ERR" "cuda:N follow" "a typed -v over a file's quiet explains"
+printf 'verbose = true\n' >"$TEST_TMP/verbose.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/verbose.toml" --simulate "$EXAMPLES/lab-8gpu.json" -q ls
+expect_eq "$STATUS:$ERR" "0:" "a typed -q over a file's verbose"
+printf 'verbose = true\nquiet = true\n' >"$TEST_TMP/bad.toml"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
+expect_eq "$STATUS:$ERR" \
+  "2:gpupin: quiet and verbose are both set by config files; keep one (gpupin config shows where each is set)" \
+  "quiet and verbose in one file"
 echo PASS
