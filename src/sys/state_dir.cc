@@ -327,9 +327,11 @@ Result<LockAttempt> StateDir::Lock(const std::string& name,
   }
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return SystemError(fmt::format("cannot stat {}", lock_path));
-  // Others must be able to open it whatever our umask was.
-  if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 07777) != kFileMode &&
-      fchmod(fd.get(), kFileMode) == 0) {
+  // Others must be able to open it whatever our umask was. Only a file with
+  // no other name: a hard link planted here to a file of ours elsewhere
+  // keeps its mode (and, unless it is already 0644, is refused below).
+  if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+      (st.st_mode & 07777) != kFileMode && fchmod(fd.get(), kFileMode) == 0) {
     st.st_mode = (st.st_mode & ~mode_t{07777}) | kFileMode;
   }
   if (std::optional<Error> untrusted =

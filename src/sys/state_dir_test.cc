@@ -260,6 +260,19 @@ TEST(StateDir, LockRefusesASymlinkAndNonRegularFiles) {
   EXPECT_EQ(Slurp(tmp / "victim"), "precious");
 }
 
+// The owner of a shared state directory links a file of ours from
+// elsewhere as its lock file: gpupin refuses it and leaves its mode alone.
+TEST(StateDir, AHardLinkPlantedAsTheLockFileKeepsItsMode) {
+  TempDir tmp;
+  tmp.Write("ours", "#!/bin/sh\n");
+  ASSERT_EQ(chmod((tmp / "ours").c_str(), 0777), 0);
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_EQ(link((tmp / "ours").c_str(), (tmp / "s/lock").c_str()), 0);
+  EXPECT_FALSE(dir->Lock("lock", 100ms).ok());
+  EXPECT_EQ(ModeOf(tmp / "ours") & 07777, 0777u);
+}
+
 TEST(StateDir, AnotherUsersLockFileIsLockedReadOnly) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   TempDir tmp;
