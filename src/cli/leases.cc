@@ -323,9 +323,10 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
       }
     }
     for (const std::string& id : ids) {
-      // The lease whose id it is, else the ones it begins, the caller's own
-      // first: another user's lease named as one of ours plus a character
-      // cannot make ours unnamable.
+      // The caller's own lease whose id it is, else the caller's own ones it
+      // begins, and only then anyone's, in the same order: another user's
+      // lease named as one of ours plus a character, or as the prefix we
+      // type (ids are predictable), cannot make ours unnamable.
       std::vector<const Lease*> matches;
       auto collect = [&](const std::function<bool(const Lease&)>& named) {
         for (const Lease& lease : leases) {
@@ -333,8 +334,9 @@ Result<int> Release(World& world, const std::vector<std::string>& ids, bool all)
         }
         return !matches.empty();
       };
-      if (!collect([&](const Lease& lease) { return lease.id == id; }) &&
-          !collect([&](const Lease& l) { return l.uid == uid && l.id.starts_with(id); })) {
+      if (!collect([&](const Lease& l) { return l.uid == uid && l.id == id; }) &&
+          !collect([&](const Lease& l) { return l.uid == uid && l.id.starts_with(id); }) &&
+          !collect([&](const Lease& lease) { return lease.id == id; })) {
         collect([&](const Lease& lease) { return lease.id.starts_with(id); });
       }
       // A waiting job's ticket is not a lease: it leaves the queue with its gpupin.

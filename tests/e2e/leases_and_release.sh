@@ -91,4 +91,10 @@ mine=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r ".leases[] | select(.user == 
 plant_nobodys_lease "${mine}1"
 run_status "$GPUPIN" "${SIM[@]}" --json release "${mine:0:12}"
 expect_eq "$(jq -c .released <<<"$OUT")" "[\"$mine\"]" "a prefix of ours names ours before another user's: $ERR"
+# Nor does another user's lease named exactly as the prefix we type.
+"$GPUPIN" "${SIM[@]}" pick >/dev/null
+mine=$("$GPUPIN" "${SIM[@]}" --json leases | jq -r ".leases[] | select(.user == \"$(id -un)\") | .lease_id")
+plant_nobodys_lease "${mine:0:12}"
+run_status "$GPUPIN" "${SIM[@]}" --json release "${mine:0:12}"
+expect_eq "$(jq -c .released <<<"$OUT")" "[\"$mine\"]" "a prefix of ours before another user's lease of that id: $ERR"
 echo PASS
