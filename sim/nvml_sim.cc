@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "sim/live_cache.h"
 #include "sim/nvml_return.h"
@@ -359,6 +361,8 @@ nvmlReturn_t InitLocked(const char* name) {
   }
   if ((*scenario)->init_error) return *(*scenario)->init_error;
   if (auto error = ConfiguredError((*scenario)->errors, name)) return *error;
+  if (st.init_count == 0 && (*scenario)->nvml_init_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds((*scenario)->nvml_init_ms));
   ++st.init_count;
   return NVML_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -316,6 +317,17 @@ TEST_F(SimNvml, InitFaults) {
   EXPECT_EQ(Init("sim/testdata/init-no-permission.json"), NVML_ERROR_NO_PERMISSION);
   unsigned n = 0;
   EXPECT_EQ(lib_.Fn<nvmlDeviceGetCount_fn>("nvmlDeviceGetCount_v2")(&n), NVML_ERROR_UNINITIALIZED);
+}
+
+TEST_F(SimNvml, FirstInitTakesTheScenariosTimeAndLaterOnesNone) {
+  std::string file = tmp_.Write("slow.json", R"({"nvml_init_ms": 80, "gpus": []})");
+  auto timed_init = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(Init(file), NVML_SUCCESS);
+    return std::chrono::steady_clock::now() - start;
+  };
+  EXPECT_GE(timed_init(), std::chrono::milliseconds(80));
+  EXPECT_LT(timed_init(), std::chrono::milliseconds(80));  // already initialised
 }
 
 TEST_F(SimNvml, InvalidScenarioFailsInitSilentlyAndSaysWhyWhenAsked) {

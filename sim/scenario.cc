@@ -465,6 +465,7 @@ Scenario ReadScenario(const json& j) {
     s.cuda_fastest_first_order = std::move(indices);
   }
   s.cuda_init_hangs = o.Bool("cuda_init_hangs").value_or(false);
+  s.nvml_init_ms = U32(std::optional(o.Uint("nvml_init_ms", 60000).value_or(0)));
   o.CheckAllUsed();
   CheckUnique(s);
   return s;

@@ -96,6 +96,8 @@ struct Scenario {
   std::optional<std::vector<uint32_t>> cuda_fastest_first_order;
   // cuInit never returns: a driver that hangs, as gpupin's probe meets one.
   bool cuda_init_hangs = false;
+  // How long a first nvmlInit takes, as a real driver's tens of milliseconds.
+  uint32_t nvml_init_ms = 0;
   std::vector<SimGpu> gpus;
 };
 

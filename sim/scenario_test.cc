@@ -161,7 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
             "cuda_fastest_first_order[0]: 1 is too large"},
         BadCase{
             R"({"gpus":[{"uuid":"GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"}],"cuda_init_hangs":1})",
-            "cuda_init_hangs: expected true or false"}));
+            "cuda_init_hangs: expected true or false"},
+        BadCase{R"({"gpus":[],"nvml_init_ms":60001})", "nvml_init_ms: 60001 is too large"}));
 
 TEST(SimScenario, LoadNamesTheFile) {
   TempDir dir;

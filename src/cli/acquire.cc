@@ -49,6 +49,12 @@ constexpr std::chrono::milliseconds kReservationPoll{200};
 // up tries to take its ticket out of the queue.
 constexpr std::chrono::milliseconds kLockPatience{10000};
 constexpr std::chrono::milliseconds kLockGiveUp{200};
+// How long a newcomer waits for its turn to look (LeaseStore::TakeArrivalTurn)
+// before it looks anyway: long enough for the few looks of a burst that
+// precede the first ticket, each with a real nvmlInit of tens of
+// milliseconds; short enough that a process keeping the turn (a hung
+// nvmlInit, another user's `flock`) costs each newcomer no more.
+constexpr std::chrono::milliseconds kArrivalPatience{2000};
 
 // The queue position on stderr: a line rewritten in place on a terminal,
 // one line per change otherwise.
@@ -114,6 +120,15 @@ QueueTicket MakeTicket(const AcquireRequest& request, uint32_t uid, const std::s
 void RetireUntilExit(ChangeWatch watch) {
   static auto* retired = new std::vector<ChangeWatch>();  // never destroyed: exit closes
   retired->push_back(std::move(watch));
+}
+
+// How long to wait for a lock: `limit`, and never past the --wait deadline
+// (at least a millisecond, to try once).
+std::chrono::milliseconds PatienceWithin(std::chrono::milliseconds limit,
+                                         const std::optional<Clock::time_point>& deadline) {
+  if (!deadline) return limit;
+  return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()),
+                    std::chrono::milliseconds(1), limit);
 }
 
 // What the caller's CUDA_VISIBLE_DEVICES (or a Slurm allocation through it)
@@ -365,6 +380,19 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // of milliseconds, and 64 jobs submitted at once all paid it while the
   // first ones were starting) until it is next in line.
   bool want_snapshot = claimed_job || !queue_may_have_tickets;
+  // Newcomers that find the queue empty look and decide one at a time: in
+  // a burst onto free cards, those that arrive while others look would all
+  // find the queue empty and all open NVML, though all but the first few
+  // end up queued. Each waits for its turn, then looks only if still no
+  // ticket is there; the turn passes on once its decision is written.
+  std::optional<FileLock> arrival_turn =
+      want_snapshot && request.wait && !claimed_job
+          ? (*store)->TakeArrivalTurn(PatienceWithin(kArrivalPatience, deadline))
+          : std::nullopt;
+  if (arrival_turn && (*store)->QueueMayHaveTickets()) {
+    arrival_turn.reset();
+    want_snapshot = false;
+  }
   std::optional<ChangeWatch> ahead_watch;
   // The last look at NVML and /proc. A waiter nudged while still behind
   // takes one so as to be ready when the ticket ahead goes; that look is
@@ -554,13 +582,7 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       // A waiter never loses its place to a lock it cannot take (a stopped
       // gpupin, another user's `flock`): it says who holds it and tries
       // again, until its own --wait time runs out.
-      std::chrono::milliseconds patience = kLockPatience;
-      if (deadline) {
-        patience = std::clamp(
-            std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()),
-            std::chrono::milliseconds(1), kLockPatience);
-      }
-      Result<bool> done = (*store)->TryTransact(decide, patience);
+      Result<bool> done = (*store)->TryTransact(decide, PatienceWithin(kLockPatience, deadline));
       if (!done.ok()) return give_up(done.error());
       if (!*done) {
         const std::string held =
@@ -574,6 +596,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         continue;
       }
     }
+    // Our ticket or lease is written: the next newcomer may look, or see it.
+    arrival_turn.reset();
     if (nudge_unless_still_waiting && ticket) (*store)->Nudge(*ticket);
     nudge_unless_still_waiting = false;
     if (acquired) {

@@ -24,6 +24,7 @@ namespace {
 
 constexpr std::string_view kSuffix = ".json";
 constexpr const char* kLockName = "lock";
+constexpr const char* kArrivalLockName = "arrivals";
 
 std::string FileName(const std::string& id) { return id + std::string(kSuffix); }
 
@@ -289,6 +290,20 @@ void LeaseStore::Nudge(const QueueTicket& ticket) const {
 bool LeaseStore::QueueMayHaveTickets() const {
   Result<std::vector<std::string>> names = queue_.List();
   return !names.ok() || !names->empty();
+}
+
+std::optional<FileLock> LeaseStore::TakeArrivalTurn(std::chrono::milliseconds timeout) const {
+  Result<LockAttempt> attempt = root_.Lock(kArrivalLockName, timeout);
+  if (!attempt.ok()) {
+    if (diagnostics_)
+      diagnostics_("looking without waiting for the turn: " + attempt.error().message);
+    return std::nullopt;
+  }
+  if (!attempt->lock && diagnostics_) {
+    diagnostics_(fmt::format("looking without waiting for the turn: {}/{} was held for {} ms",
+                             root_.path(), kArrivalLockName, timeout.count()));
+  }
+  return std::move(attempt->lock);
 }
 
 Result<bool> LeaseStore::TryTransact(const std::function<Status(LeaseTransaction&)>& body,

@@ -94,6 +94,15 @@ class LeaseStore {
   // before taking the lock; one who sees some expects to queue.
   bool QueueMayHaveTickets() const;
 
+  // The turn of a newcomer that found the queue empty to look at the cards
+  // and decide, one such newcomer at a time (a lock apart from the state
+  // lock, which it does not hold up): a burst of submissions onto free
+  // cards then sees the first ticket as soon as one of them queues, and the
+  // rest queue behind it without opening NVML. nullopt when the turn did
+  // not come within `timeout`, or its file cannot be used (said to the
+  // diagnostics): the newcomer then looks without it.
+  std::optional<FileLock> TakeArrivalTurn(std::chrono::milliseconds timeout) const;
+
   // For ChangeWatch: changes to these directories are what waiters wait for.
   const StateDir& leases_dir() const { return leases_; }
   const StateDir& queue_dir() const { return queue_; }

@@ -145,6 +145,30 @@ TEST(LeaseStore, AddReadUpdateRemove) {
   EXPECT_TRUE(f.diagnostics.empty());
 }
 
+// One newcomer at a time has the turn to look; the state lock stays free
+// meanwhile, and a turn that does not come is said, not an error.
+TEST(LeaseStore, TheArrivalTurnIsOneProcessesAtATimeApartFromTheStateLock) {
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  std::optional<FileLock> turn = store->TakeArrivalTurn(1s);
+  ASSERT_TRUE(turn.has_value());
+  EXPECT_TRUE(store->Transact([](LeaseTransaction&) -> Status { return Ok{}; }, 100ms).ok());
+  const int code = RunInChild([&] {
+    Result<LeaseStore> other = f.Open();
+    if (!other.ok() || other->TakeArrivalTurn(100ms)) return 1;
+    return f.Diagnosed("arrivals", "was held for 100 ms") ? 0 : 2;
+  });
+  EXPECT_EQ(code, 0) << "1: a second process took the turn while it was held; 2: not said";
+  turn.reset();
+  EXPECT_EQ(RunInChild([&] {
+              Result<LeaseStore> other = f.Open();
+              return other.ok() && other->TakeArrivalTurn(1s) ? 0 : 1;
+            }),
+            0)
+      << "the turn, once given back";
+}
+
 TEST(LeaseStore, ADirectoryThatCannotBeListedFailsTheTransactionAndWritesNothing) {
   Fixture f;
   f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.AddLease(LeaseOn("GPU-a")).ok()); });

@@ -76,9 +76,10 @@ workload=/usr/lib/gpupin/gpupin-sim-workload
 if command -v systemd-tmpfiles >/dev/null && ((state_existed == 0)); then
   # The package created the shared state directory: jobs of root and of
   # another user lease cards in it.
-  modes=$(stat -c '%a %U' /run/gpupin /run/gpupin/leases /run/gpupin/queue /run/gpupin/lock | tr '\n' ' ')
-  [[ $modes == "1777 root 1777 root 1777 root 644 root " ]] ||
-    fail "/run/gpupin (and leases/, queue/, lock) has modes: $modes"
+  modes=$(stat -c '%a %U' /run/gpupin /run/gpupin/leases /run/gpupin/queue /run/gpupin/lock \
+    /run/gpupin/arrivals | tr '\n' ' ')
+  [[ $modes == "1777 root 1777 root 1777 root 644 root 644 root " ]] ||
+    fail "/run/gpupin (and leases/, queue/, lock, arrivals) has modes: $modes"
   out=$(gpupin --simulate "$lab" run -- "$workload" --seconds 0 2>&1) ||
     fail "root's gpupin run in /run/gpupin: $out"
   if id nobody >/dev/null 2>&1; then
