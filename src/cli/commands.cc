@@ -196,8 +196,8 @@ std::vector<std::string> OptionNames(const CLI::App& app, const CLI::App* comman
   return names;
 }
 
-// An option given more times than it takes, in gpupin's words rather than
-// CLI11's ("--state-dir: At Most 1 required but received 2").
+// An option given more times than it takes, said in gpupin's words rather
+// than CLI11's ("--state-dir: At Most 1 required but received 2").
 std::optional<std::string> RepeatedOption(const CLI::App& app, const CLI::App* command) {
   for (const CLI::App* owner : {&app, command}) {
     if (owner == nullptr) continue;
@@ -205,8 +205,16 @@ std::optional<std::string> RepeatedOption(const CLI::App& app, const CLI::App* c
       // A switch (--json) takes no value and is given once, as an option
       // with a value is: a second one is a slip, not a request for more.
       const size_t most = static_cast<size_t>(std::max(option->get_items_expected_max(), 1));
-      if (option->count() > most && !option->get_lnames().empty())
-        return "--" + option->get_lnames().front();
+      if (option->count() <= most || option->get_lnames().empty()) continue;
+      // A switch and its negation (--near --no-near) ask opposite things.
+      const std::vector<std::string>& given = option->results();
+      if (option->get_items_expected_max() == 0 &&
+          std::adjacent_find(given.begin(), given.end(), std::not_equal_to<>()) != given.end()) {
+        std::vector<std::string> names;
+        for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+        return fmt::format("{} contradict each other; give one of them", fmt::join(names, " and "));
+      }
+      return fmt::format("--{} given more than once; give it once", option->get_lnames().front());
     }
   }
   return std::nullopt;
@@ -217,8 +225,7 @@ std::optional<Error> RepeatedOptionError(const CLI::App& app) {
   std::optional<std::string> repeated =
       RepeatedOption(app, chosen.empty() ? nullptr : chosen.front());
   if (!repeated) return std::nullopt;
-  return MakeError(ExitCode::kUsage,
-                   fmt::format("{} given more than once; give it once", *repeated));
+  return MakeError(ExitCode::kUsage, *repeated);
 }
 
 // Words of a command given to run or docker without the "--" before it.

@@ -156,7 +156,9 @@ Result<int> Run(World& world, const RunOptions& options, bool wait_given, bool v
   if (!acquired.ok()) {
     // The command's process, killed while gpupin waited, ends the wait:
     // said as how it ended (run dies by its signal), not as the wait's end.
-    if (std::optional<Error> gone = child->EndedBeforeStart()) return *gone;
+    // Unless gpupin was stopped itself: a terminal's Ctrl-C reaches both.
+    std::optional<Error> gone = child->EndedBeforeStart();
+    if (gone && acquired.error().signal == 0) return *gone;
     return acquired.error();
   }
 

@@ -494,7 +494,10 @@ class CardJudge {
       return result;
     }
     if (gpu.mig_enabled.value_or(false)) {
-      result.reason = "MIG enabled; pick an instance (gpupin chooses whole GPUs only)";
+      // Advice the user can follow: no option of gpupin's takes an instance.
+      result.reason =
+          "MIG enabled: gpupin chooses whole GPUs only (a job runs on an instance with "
+          "CUDA_VISIBLE_DEVICES set to its MIG UUID, which gpupin ls lists)";
       return result;
     }
     if (gpu.compute_mode == ComputeMode::kProhibited) {

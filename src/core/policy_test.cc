@@ -377,7 +377,8 @@ INSTANTIATE_TEST_SUITE_P(
         ReasonCase{"Lost", [](PolicyInput& in) { Gpu0(in).health_error = "GPU is lost"; }, false,
                    "unhealthy: GPU is lost"},
         ReasonCase{"MigEnabled", [](PolicyInput& in) { Gpu0(in).mig_enabled = true; }, false,
-                   "MIG enabled; pick an instance (gpupin chooses whole GPUs only)"},
+                   "MIG enabled: gpupin chooses whole GPUs only (a job runs on an instance with "
+                   "CUDA_VISIBLE_DEVICES set to its MIG UUID, which gpupin ls lists)"},
         ReasonCase{"NotAllowed",
                    [](PolicyInput& in) { in.allowed_gpu_indices = std::vector<uint32_t>{1}; },
                    false, "not in CUDA_VISIBLE_DEVICES"},
@@ -904,8 +905,9 @@ TEST(PolicyFailureTest, WaitingCannotHelpWhenTooFewCardsCanRunJobs) {
   EXPECT_EQ(selection.error().code, ExitCode::kNoGpu);
   EXPECT_FALSE(failure.waiting_can_help);
   EXPECT_THAT(selection.error().message,
-              HasSubstr("GPU 0 MIG enabled; pick an instance (gpupin chooses whole GPUs only); "
-                        "GPU 1 PROHIBITED compute mode"));
+              HasSubstr("GPU 0 MIG enabled: gpupin chooses whole GPUs only (a job runs on an "
+                        "instance with CUDA_VISIBLE_DEVICES set to its MIG UUID, which gpupin ls "
+                        "lists); GPU 1 PROHIBITED compute mode"));
   EXPECT_THAT(selection.error().message,
               ::testing::EndsWith("; only 1 GPU here can run jobs at all, so --wait would wait "
                                   "for ever"));

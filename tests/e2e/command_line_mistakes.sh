@@ -83,7 +83,9 @@ for case in "leases --al|unknown option '--al' of 'gpupin leases'; did you mean 
   "-v -v ls|--verbose given more than once; give it once" \
   "-vv ls|--verbose given more than once; give it once" \
   "ls --all --all|--all given more than once; give it once" \
-  "pick --near --no-near|--near given more than once; give it once"; do
+  "pick --near --near|--near given more than once; give it once" \
+  "pick --near --no-near|--near and --no-near contradict each other; give one of them" \
+  "pick --no-near -n 2 --near|--near and --no-near contradict each other; give one of them"; do
   read -ra args <<<"${case%%|*}"
   run_status "$GPUPIN" "${SIM[@]}" "${args[@]}"
   expect_eq "$STATUS" 2 "gpupin ${case%%|*}"

@@ -47,6 +47,19 @@ for stop in TERM:run HUP:pick INT:env; do
   [[ ! -e $marker ]] || fail "run's command ran although gpupin was stopped while it waited"
 done
 
+# A terminal's Ctrl-C signals the whole foreground group, so run's waiting
+# command process dies of it too: run still says that it was stopped.
+"$GPUPIN" --simulate "$scenario" run --wait -- touch "$TEST_TMP/group-ran" 2>"$TEST_TMP/group.err" &
+group=$!
+wait_for_line "$TEST_TMP/group.err" 'waiting: 2nd in queue'
+kill -INT -- "-$group"
+status=0
+wait "$group" || status=$?
+expect_eq "$status" 130 "run --wait after SIGINT to its process group"
+expect_eq "$(tail -n 1 "$TEST_TMP/group.err")" \
+  "gpupin: stopped by SIGINT while waiting for GPUs; left the queue" "run's last line on a Ctrl-C"
+expect_eq "$(queue_size)" 1 "tickets in the queue after a Ctrl-C to run --wait"
+
 kill -HUP "$patient"
 sleep 0.2
 kill -0 "$patient" 2>/dev/null || fail "the waiter that ignores SIGHUP died of it: $(cat "$TEST_TMP/patient.err")"
