@@ -608,8 +608,10 @@ int Dispatch(int argc, char** argv, const std::string& admin_config) {
   // CLI11 refuses a value given twice (ArgumentMismatch above), not a switch.
   if (std::optional<Error> repeated = RepeatedOptionError(app)) return PrintError(*repeated);
   if (chosen.empty()) {
+    // The help for a newcomer who typed `gpupin` alone, and for a script's
+    // log the one line every usage error has.
     std::fputs(app.help().c_str(), stdout);
-    return static_cast<int>(ExitCode::kUsage);
+    return PrintError(MakeError(ExitCode::kUsage, "no command given; gpupin --help lists them"));
   }
   // Read after parsing, so that --help and --version work whatever the
   // files hold; before any command runs, so that none runs without the

@@ -604,9 +604,15 @@ Result<ConfigFileContent> ReadConfigFile(const CLI::App& app, std::string_view t
         ReadLimits(place, *section, content.rules);
       } else if (name == "defaults" && section) {
         content.defaults = ReadDefaults(place, app, build_rest, *section);
+      } else if (!section) {
+        // A default written at the top, as in a --config file.
+        place.Fail(
+            key.source(),
+            fmt::format("'{}': a setting at the top; in this file it goes under [defaults]{}", name,
+                        kind == ConfigFileKind::kAdmin ? " (or, a rule, [limits])" : ""));
       } else {
         place.Fail(key.source(),
-                   fmt::format("'{}': not a section this file has; it has [defaults]{}", name,
+                   fmt::format("[{}]: not a section this file has; it has [defaults]{}", name,
                                kind == ConfigFileKind::kAdmin ? " and [limits]" : ""));
       }
     }

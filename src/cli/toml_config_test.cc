@@ -290,7 +290,11 @@ TEST_F(TomlConfigTest, EachMistakeInTheAdminFileIsOneLineNamingIt) {
                 ":1: [defaults.pick]: sections do not nest; [defaults] gives each option for "
                 "every command that has it");
   EXPECT_EQ(error("order = \"1\"\n"),
-            file + ":1: 'order': not a section this file has; it has [defaults] and [limits]");
+            file +
+                ":1: 'order': a setting at the top; in this file it goes under [defaults] (or, "
+                "a rule, [limits])");
+  EXPECT_EQ(error("[pick]\norder = \"1\"\n"),
+            file + ":1: [pick]: not a section this file has; it has [defaults] and [limits]");
   EXPECT_EQ(error("[defaults]\nconfig = \"x\"\n"),
             file + ":2: [defaults]: config is not an option to give a default for");
   // Help by its short name too; given twice, it is still refused for what it is.

@@ -53,10 +53,10 @@ GresConf PlanGresConf(const Inventory& inventory, const std::string& hostname,
     conf.notes.emplace_back(
         "The /dev/nvidiaN numbers are not in PCI bus order here: do not sort the lines by File=.");
   if (!skipped.empty() && !gpus.empty() && skipped.front()->index < gpus.back()->index) {
-    conf.notes.push_back(fmt::format(
-        "GPUs are left out (below), so Slurm's numbers for the GPUs after GPU {} differ from "
-        "NVML's.",
-        skipped.front()->index));
+    conf.notes.push_back(
+        fmt::format("{} left out (below), so Slurm's numbers for the GPUs after GPU {} differ from "
+                    "NVML's.",
+                    skipped.size() == 1 ? "A GPU is" : "GPUs are", skipped.front()->index));
   }
   if (count_by_type.size() > 1) {
     conf.notes.emplace_back(

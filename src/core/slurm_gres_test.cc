@@ -75,9 +75,18 @@ TEST(SlurmGresTest, GpusLeftOutAreListedAndShiftSlurmsNumbers) {
   inventory.gpus[1].health_error = "GPU is lost";
   std::string conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
   EXPECT_THAT(conf, HasSubstr("# GPU 1 (GPU-1) left out: GPU is lost\n"));
-  EXPECT_THAT(conf, HasSubstr("Slurm's numbers for the GPUs after GPU 1 differ from NVML's"));
+  EXPECT_THAT(conf, HasSubstr("# A GPU is left out (below), so Slurm's numbers for the GPUs "
+                              "after GPU 1 differ from NVML's"));
   EXPECT_THAT(conf, Not(HasSubstr("/dev/nvidia1")));
   EXPECT_THAT(conf, HasSubstr("#   NodeName=node7 Gres=gpu:nvidia_l40s:2\n"));
+
+  inventory.gpus.push_back(MakeGpu(3, 3, "NVIDIA L40S"));
+  inventory.gpus[0].health_error = "GPU is lost";
+  conf = RenderGresConf(PlanGresConf(inventory, "node7", Hyperthreaded()));
+  EXPECT_THAT(conf, HasSubstr("# GPUs are left out (below), so Slurm's numbers for the GPUs "
+                              "after GPU 0 differ"));
+  inventory.gpus.pop_back();
+  inventory.gpus[0].health_error.reset();
 
   // The last GPU left out shifts nothing.
   inventory.gpus[1].health_error.reset();

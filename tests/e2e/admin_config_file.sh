@@ -79,7 +79,10 @@ house_rules '[defaults]\nmax_usd = "2G"\n'
 expect_refused "a default for no option" \
   "$admin:2: [defaults]: no option --max-usd to give a default for; see gpupin --help and each command's --help"
 house_rules '[limit]\nqueue = "fifo"\n'
-expect_refused "an unknown section" "$admin:1: 'limit': not a section this file has; it has [defaults] and [limits]"
+expect_refused "an unknown section" "$admin:1: [limit]: not a section this file has; it has [defaults] and [limits]"
+house_rules 'max_used = "2G"\n'
+expect_refused "a default at the top" \
+  "$admin:1: 'max_used': a setting at the top; in this file it goes under [defaults] (or, a rule, [limits])"
 house_rules '[defaults]\nprefer = "fastest"\n'
 run_status "$GPUPIN" --simulate "$scenario" pick
 expect_eq "$STATUS" 1 "exit status for a default no command takes"

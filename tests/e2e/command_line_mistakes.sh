@@ -191,6 +191,11 @@ expect_eq "$STATUS" 3 "--wait=0 with every card taken"
 [[ $ERR != *"waiting:"* ]] || fail "--wait=0 said it waited: $ERR"
 expect_contains "$ERR" "no GPU available" "--wait=0 fails as without --wait"
 "$GPUPIN" "${SIM[@]}" release >/dev/null 2>&1
+# gpupin alone: its help on stdout, and the one line of a usage error.
+run_status "$GPUPIN"
+expect_eq "$STATUS:$ERR" "2:gpupin: no command given; gpupin --help lists them" "gpupin alone"
+expect_contains "$OUT" "Subcommands:" "gpupin alone prints its help"
+
 # -q keeps the notes back and -v adds reasons: together, one line and exit 2,
 # in any spelling.
 for words in "-q -v ls" "-qv ls" "ls --quiet --verbose" "-v ls -q"; do
