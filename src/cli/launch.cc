@@ -35,7 +35,10 @@ Result<AcquireRequest> MakeAcquireRequest(const World& world, const PolicyFlags&
     // Waiting at most no time is not waiting: no place in the queue to
     // take and give up at once (a script's computed timeout, Python's
     // timeout=0).
-    if (*wait_ms == 0) acquire.wait = false;
+    if (*wait_ms == 0) {
+      acquire.wait = false;
+      acquire.request.waiting_declined = true;
+    }
   }
   Result<int64_t> poll_ms = ParseDurationMs(flags.poll);
   if (!poll_ms.ok()) return poll_ms.error().OfOption("--poll");

@@ -842,13 +842,14 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
                           ? " that --only/--exclude leave"
                       : left_out(Excluded::kReserved) ? " not reserved"
                                                       : " here";
-  std::string hint = usable < count
-                         ? fmt::format("{}{} can run jobs at all, so --wait would wait for ever",
-                                       usable == 0   ? "no GPU"
-                                       : usable == 1 ? "only 1 GPU"
-                                                     : fmt::format("only {} GPUs", usable),
-                                       among)
-                         : "use --wait to queue";
+  std::string hint =
+      usable < count ? fmt::format("{}{} can run jobs at all, so --wait would wait for ever",
+                                   usable == 0   ? "no GPU"
+                                   : usable == 1 ? "only 1 GPU"
+                                                 : fmt::format("only {} GPUs", usable),
+                                   among)
+      : request.waiting_declined ? "--wait=0 does not queue: give --wait or --wait=DURATION"
+                                 : "use --wait to queue";
   if (over_limit) hint += ", or relax --max-used/--max-util";
   if (over_memory) hint += ", or ask for less --mem";
   if (mine_would_free) hint += ", or --mine-free to ignore your own processes";

@@ -45,6 +45,8 @@ struct Request {
   // A foreign compute process younger than this makes its card busy
   // whatever it uses: it is probably still allocating. 0: never.
   int64_t settle_ms = 120'000;
+  // --wait=0 was given: the advice on a refusal says how to wait instead.
+  bool waiting_declined = false;
 };
 
 // Who runs a process seen on a GPU (from /proc), for --mine-free, for the
