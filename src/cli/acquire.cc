@@ -385,11 +385,13 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
   // find the queue empty and all open NVML, though all but the first few
   // end up queued. Each waits for its turn, then looks only if still no
   // ticket is there; the turn passes on once its decision is written.
+  const bool takes_turn = want_snapshot && request.wait && !claimed_job;
   std::optional<FileLock> arrival_turn =
-      want_snapshot && request.wait && !claimed_job
-          ? (*store)->TakeArrivalTurn(PatienceWithin(kArrivalPatience, deadline))
-          : std::nullopt;
-  if (arrival_turn && (*store)->QueueMayHaveTickets()) {
+      takes_turn ? (*store)->TakeArrivalTurn(PatienceWithin(kArrivalPatience, deadline))
+                 : std::nullopt;
+  // With the turn or after waiting it out: a ticket there by now means
+  // others wait, and this newcomer queues behind them without a look.
+  if (takes_turn && (*store)->QueueMayHaveTickets()) {
     arrival_turn.reset();
     want_snapshot = false;
   }
@@ -585,6 +587,8 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       Result<bool> done = (*store)->TryTransact(decide, PatienceWithin(kLockPatience, deadline));
       if (!done.ok()) return give_up(done.error());
       if (!*done) {
+        // Stuck on the state lock, the turn would only hold up the newcomers.
+        arrival_turn.reset();
         const std::string held =
             fmt::format("the state lock is held by {}", (*store)->LockHolder());
         if (deadline && Clock::now() >= *deadline) {

@@ -208,7 +208,7 @@ std::optional<std::string> RepeatedOption(const CLI::App& app, const CLI::App* c
       if (option->count() <= most || option->get_lnames().empty()) continue;
       // A switch and its negation (--near --no-near) ask opposite things.
       const std::vector<std::string>& given = option->results();
-      if (option->get_items_expected_max() == 0 &&
+      if (option->get_items_expected_max() == 0 && option->get_lnames().size() > 1 &&
           std::adjacent_find(given.begin(), given.end(), std::not_equal_to<>()) != given.end()) {
         std::vector<std::string> names;
         for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
@@ -295,8 +295,8 @@ Status SettleQuietAndVerbose(const CLI::App& app, const std::vector<std::string>
     return MakeError(ExitCode::kUsage, "-q and -v pull opposite ways; give one of them");
   if (!typed_quiet && !typed_verbose) {
     return MakeError(ExitCode::kUsage,
-                     "quiet and verbose are both set by config files; keep one (gpupin config "
-                     "shows where each is set)");
+                     "quiet and verbose are both set by config files; keep one, or type -q or -v "
+                     "(gpupin -v config shows where each is set)");
   }
   (typed_quiet ? globals.verbose : globals.quiet) = false;
   return Ok{};

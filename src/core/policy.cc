@@ -848,7 +848,7 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
                                    : usable == 1 ? "only 1 GPU"
                                                  : fmt::format("only {} GPUs", usable),
                                    among)
-      : request.waiting_declined ? "--wait=0 does not queue: give --wait or --wait=DURATION"
+      : request.waiting_declined ? "a --wait of 0 does not queue: give --wait or --wait=DURATION"
                                  : "use --wait to queue";
   if (over_limit) hint += ", or relax --max-used/--max-util";
   if (over_memory) hint += ", or ask for less --mem";

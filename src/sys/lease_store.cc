@@ -269,6 +269,13 @@ Result<LeaseStore> LeaseStore::Open(StateDir root, DiagnosticSink diagnostics) {
   if (!leases) return leases.error();
   Result<StateDir> queue = root.Subdir("queue");
   if (!queue) return queue.error();
+  // The newcomers' turn is made with the other parts, by whoever may make
+  // them (any command of root's), so that other users find it: they may
+  // only open it, and their attempt here fails harmlessly. Taken for a
+  // moment to be made, as `lock` is.
+  struct stat turn {};
+  if (fstatat(root.fd(), kArrivalLockName, &turn, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+    (void)root.Lock(kArrivalLockName, std::chrono::milliseconds(1));
   return LeaseStore(std::move(root), std::move(*leases), std::move(*queue), std::move(diagnostics));
 }
 

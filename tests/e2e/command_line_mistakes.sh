@@ -190,7 +190,7 @@ run_status "$GPUPIN" "${SIM[@]}" run --wait=0 -- true
 expect_eq "$STATUS" 3 "--wait=0 with every card taken"
 [[ $ERR != *"waiting:"* ]] || fail "--wait=0 said it waited: $ERR"
 expect_contains "$ERR" "no GPU available" "--wait=0 fails as without --wait"
-expect_contains "$ERR" "; --wait=0 does not queue: give --wait or --wait=DURATION" "--wait=0's advice"
+expect_contains "$ERR" "; a --wait of 0 does not queue: give --wait or --wait=DURATION" "--wait=0's advice"
 "$GPUPIN" "${SIM[@]}" release >/dev/null 2>&1
 # gpupin alone: its help on stdout, and the one line of a usage error.
 run_status "$GPUPIN"

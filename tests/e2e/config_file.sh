@@ -109,6 +109,8 @@ expect_eq "$STATUS:$ERR" "0:" "a typed -q over a file's verbose"
 printf 'verbose = true\nquiet = true\n' >"$TEST_TMP/bad.toml"
 run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" ls
 expect_eq "$STATUS:$ERR" \
-  "2:gpupin: quiet and verbose are both set by config files; keep one (gpupin config shows where each is set)" \
+  "2:gpupin: quiet and verbose are both set by config files; keep one, or type -q or -v (gpupin -v config shows where each is set)" \
   "quiet and verbose in one file"
+run_status "$GPUPIN" --config "$TEST_TMP/bad.toml" --simulate "$EXAMPLES/server-4gpu.json" -v config
+expect_eq "$STATUS" 0 "-v config with quiet and verbose in one file: $ERR"
 echo PASS
