@@ -16,8 +16,7 @@ scenario="$EXAMPLES/server-4gpu.json"
 expect_eq "$(stat -c '%a %U' "$GPUPIN_STATE_DIR/arrivals")" "644 root" "the turn's file"
 # -o: flock itself holds the lock, so that killing it (cleanup does) ends it.
 "${AS_NOBODY[@]}" flock -o "$GPUPIN_STATE_DIR/arrivals" sleep 20 >/dev/null 2>&1 &
-held() { ! flock -n "$GPUPIN_STATE_DIR/arrivals" true; }
-wait_until 5 "nobody's flock" held
+wait_until 5 "nobody's flock" flock_held "$GPUPIN_STATE_DIR/arrivals"
 
 started=$(now_ms)
 run_status "$GPUPIN" --simulate "$scenario" -v run --wait -- true

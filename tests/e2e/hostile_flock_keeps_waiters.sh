@@ -27,8 +27,7 @@ wait_for_line "$TEST_TMP/waiter.err" "waiting: next in queue"
 
 "${AS_NOBODY[@]}" flock "$GPUPIN_STATE_DIR/lock" sleep 15 &
 locked_ms=$(now_ms)
-lock_held() { ! flock -n "$GPUPIN_STATE_DIR/lock" true; }
-wait_until 5 "nobody's flock" lock_held
+wait_until 5 "nobody's flock" flock_held "$GPUPIN_STATE_DIR/lock"
 
 started=$(now_ms)
 gpupin run --wait=5s -- true 2>"$TEST_TMP/wait5.err" &

@@ -145,6 +145,9 @@ lines_at_least() {
 # files_at_least DIR N: DIR holds N entries.
 files_at_least() { (($(ls "$1" | wc -l) >= $2)); }
 
+# flock_held FILE: another process holds a flock on FILE.
+flock_held() { ! flock -n "$1" true; }
+
 # wait_for_line FILE PATTERN [SECONDS]: waits until FILE has a line matching
 # the grep -E pattern.
 wait_for_line() {
