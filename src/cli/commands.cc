@@ -214,7 +214,11 @@ std::optional<std::string> RepeatedOption(const CLI::App& app, const CLI::App* c
         for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
         return fmt::format("{} contradict each other; give one of them", fmt::join(names, " and "));
       }
-      return fmt::format("--{} given more than once; give it once", option->get_lnames().front());
+      // A negation given twice (--no-near --no-near) is named as typed.
+      const bool negation_typed = option->get_items_expected_max() == 0 &&
+                                  option->get_lnames().size() > 1 && !option->as<bool>();
+      return fmt::format("--{} given more than once; give it once",
+                         option->get_lnames()[negation_typed ? 1 : 0]);
     }
   }
   return std::nullopt;

@@ -91,9 +91,7 @@ void AddUses(const World& world, CudaNumbering& numbering, int pid, MapView& vie
       *view.inventory, view.resolution,
       [&](uint32_t gpu_pid) { return procfs.DescendsFrom(static_cast<int>(gpu_pid), pid); },
       own_resolution);
-  for (const Gpu& gpu : view.inventory->gpus) {
-    if (!gpu.processes_known) view.unknown_process_gpus.push_back(gpu.index);
-  }
+  view.unknown_process_gpus = GpusWithUnknownProcesses(*view.inventory);
 }
 
 std::string OrdinalsThatExist(const Resolution& resolution) {

@@ -93,6 +93,7 @@ Result<int> Ps(World& world, const PsOptions& options) {
   std::vector<GpuProcessRow> rows =
       DescribeGpuProcessRows(*inventory, leases, liveness, world.procfs());
   if (options.kill) return KillLeftovers(world, options.killing, *inventory, rows);
+  const std::vector<uint32_t> unknown = GpusWithUnknownProcesses(*inventory);
   size_t invisible = 0;
   for (const GpuProcessRow& row : rows) invisible += row.visible ? 0 : 1;
   if (options.leftovers)
@@ -116,7 +117,9 @@ Result<int> Ps(World& world, const PsOptions& options) {
                            {"lease_id", OrNull(row.lease_id)},
                            {"leftover_reason", OrNull(row.leftover_reason)}});
     }
-    nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion}, {"processes", processes}};
+    nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
+                                  {"processes", processes},
+                                  {"process_lists_unknown", unknown}};
     if (options.devfiles) {
       out["devfile_holders"] = nlohmann::ordered_json::array();
       for (const DevFileHolder& h : holders) {
@@ -157,10 +160,21 @@ Result<int> Ps(World& world, const PsOptions& options) {
                     memory, Elapsed(row.elapsed_seconds), job, container, command, ""});
     }
   }
-  if (rows.empty()) {
-    std::puts(options.leftovers ? "no leftover GPU processes" : "no processes on any GPU");
-  } else {
-    std::fputs(table.Render().c_str(), stdout);
+  if (!rows.empty()) std::fputs(table.Render().c_str(), stdout);
+  // Processes NVML would not list are unknown, not absent.
+  if (!unknown.empty()) {
+    std::fputs(fmt::format("note: NVML does not list the processes of GPU {}; what runs there is "
+                           "unknown\n",
+                           fmt::join(unknown, ", "))
+                   .c_str(),
+               stdout);
+  }
+  if (rows.empty() && unknown.size() < inventory->gpus.size()) {
+    const char* none = options.leftovers ? "no leftover GPU processes" : "no processes on any GPU";
+    if (!unknown.empty())
+      none = options.leftovers ? "no leftover GPU processes on the other GPUs"
+                               : "no processes on the other GPUs";
+    std::puts(none);
   }
   if (invisible > 0 && invisible == rows.size() && !options.leftovers && !inventory->simulated) {
     world.Note(fmt::format(

@@ -383,7 +383,22 @@ Finding CheckBusy(const DoctorFacts& facts) {
 }
 
 Finding CheckLeftovers(const DoctorFacts& facts) {
-  if (facts.leftovers.empty()) return {"leftovers", Verdict::kOk, "no leftover processes", ""};
+  // Leftovers on a GPU whose processes NVML would not list are unknown,
+  // not absent.
+  const std::vector<uint32_t> unknown = GpusWithUnknownProcesses(facts.inventory);
+  const std::string unlisted =
+      unknown.empty() ? ""
+                      : fmt::format(
+                            "NVML does not list the processes of GPU {}: leftovers there "
+                            "are unknown",
+                            fmt::join(unknown, ", "));
+  if (facts.leftovers.empty()) {
+    if (unknown.empty()) return {"leftovers", Verdict::kOk, "no leftover processes", ""};
+    const bool all = unknown.size() == facts.inventory.gpus.size();
+    return {"leftovers", Verdict::kWarn, all ? unlisted : unlisted + "; none on the others",
+            "sudo gpupin ps --leftovers, where NVML lists processes only to root (a GPU that "
+            "does not answer: see health)"};
+  }
   std::vector<std::string> items;
   std::vector<uint32_t> own_running;
   std::vector<uint32_t> own_stopped;
@@ -417,8 +432,8 @@ Finding CheckLeftovers(const DoctorFacts& facts) {
   if (!others.empty())
     fixes.push_back(fmt::format("ask {} to end theirs", fmt::join(others, ", ")));
   return {"leftovers", Verdict::kWarn,
-          fmt::format("{} leftover process(es) hold {}: {}", facts.leftovers.size(),
-                      FormatBytes(total), JoinShort(items)),
+          fmt::format("{} leftover process(es) hold {}: {}{}{}", facts.leftovers.size(),
+                      FormatBytes(total), JoinShort(items), unknown.empty() ? "" : "; ", unlisted),
           fmt::format("{} (gpupin ps --leftovers lists them)", fmt::join(fixes, "; "))};
 }
 

@@ -517,6 +517,27 @@ TEST(DoctorLeftoversTest, OneProcessOnFourGpusIsCountedOnceWithAFixThatEndsItSto
             "(stopped) (gpupin ps --leftovers lists them)");
 }
 
+TEST(DoctorLeftoversTest, AGpuWhoseProcessesNvmlWillNotListIsUnknownNotClear) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[1].processes_known = false;
+  Finding f = Only(facts, "leftovers");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_EQ(f.evidence,
+            "NVML does not list the processes of GPU 1: leftovers there are unknown; none on the "
+            "others");
+  EXPECT_THAT(f.fix, HasSubstr("sudo gpupin ps --leftovers"));
+
+  for (Gpu& gpu : facts.inventory.gpus) gpu.processes_known = false;
+  EXPECT_EQ(Only(facts, "leftovers").evidence,
+            "NVML does not list the processes of GPU 0, 1: leftovers there are unknown");
+
+  facts.inventory.gpus[0].processes_known = true;
+  facts.leftovers = {{{0}, 5000, "bob", "python eval.py", kGiB, "orphaned", false, false}};
+  EXPECT_THAT(Only(facts, "leftovers").evidence,
+              testing::EndsWith("orphaned; NVML does not list the processes of GPU 1: leftovers "
+                                "there are unknown"));
+}
+
 TEST(DoctorLeftoversTest, LongListsStayOneLine) {
   DoctorFacts facts = HealthyFacts();
   for (uint32_t pid = 100; pid < 106; ++pid) {

@@ -106,4 +106,14 @@ struct Inventory {
   bool simulated = false;
 };
 
+// The GPUs (NVML indices) whose process lists NVML would not give, lost
+// ones included: what runs there is unknown, which is not "nothing".
+inline std::vector<uint32_t> GpusWithUnknownProcesses(const Inventory& inventory) {
+  std::vector<uint32_t> unknown;
+  for (const Gpu& gpu : inventory.gpus) {
+    if (!gpu.processes_known) unknown.push_back(gpu.index);
+  }
+  return unknown;
+}
+
 }  // namespace gpupin

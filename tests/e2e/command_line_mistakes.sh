@@ -84,6 +84,7 @@ for case in "leases --al|unknown option '--al' of 'gpupin leases'; did you mean 
   "-vv ls|--verbose given more than once; give it once" \
   "ls --all --all|--all given more than once; give it once" \
   "pick --near --near|--near given more than once; give it once" \
+  "pick --no-near --no-near|--no-near given more than once; give it once" \
   "pick --near --no-near|--near and --no-near contradict each other; give one of them" \
   "pick --no-near -n 2 --near|--near and --no-near contradict each other; give one of them"; do
   read -ra args <<<"${case%%|*}"

@@ -8,6 +8,21 @@ export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json"
 run_status "$GPUPIN" "${SIM[@]}" ps
 expect_contains "$OUT" "no processes on any GPU" "idle server"
 
+# A card whose processes NVML will not list is unknown, not idle: ps,
+# ps --leftovers and doctor say so rather than "none".
+jq '.gpus[1].errors = {"nvmlDeviceGetComputeRunningProcesses": "NO_PERMISSION"}' \
+  "$EXAMPLES/server-4gpu.json" >"$TEST_TMP/unlisted.json"
+UNLISTED=(--simulate "$TEST_TMP/unlisted.json")
+run_status "$GPUPIN" "${UNLISTED[@]}" ps
+expect_eq "$STATUS:$OUT" "0:note: NVML does not list the processes of GPU 1; what runs there is unknown
+no processes on the other GPUs" "ps with GPU 1's processes unknown"
+run_status "$GPUPIN" "${UNLISTED[@]}" ps --leftovers
+expect_contains "$OUT" "no leftover GPU processes on the other GPUs" "ps --leftovers there"
+expect_eq "$("$GPUPIN" "${UNLISTED[@]}" --json ps | jq -c .process_lists_unknown)" "[1]" "ps --json names the card"
+expect_eq "$("$GPUPIN" "${SIM[@]}" --json ps | jq -c .process_lists_unknown)" "[]" "and none where all are listed"
+expect_eq "$("$GPUPIN" "${UNLISTED[@]}" --json doctor | jq -r '.findings[] | select(.check == "leftovers") | .verdict')" warn \
+  "doctor's leftovers check does not call the card clear"
+
 # The example servers' own processes have made-up pids: ps says they are
 # simulated, and does not send a newcomer looking for a container.
 run_status "$GPUPIN" --simulate "$EXAMPLES/lab-8gpu.json" ps

@@ -1,6 +1,7 @@
 #include "sys/nvml/nvml_library.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <initializer_list>
 #include <utility>
@@ -43,13 +44,14 @@ class SymbolResolver {
     missing_.push_back(std::move(alternatives));
   }
 
-  // The three symbols of a process list, `base`_v3, `base`_v2 and `base`.
+  // Those of `base`_v3, `base`_v2 and `base` the library exports.
   NvmlProcessQuery Processes(const std::string& base) {
-    const std::string v3 = base + "_v3";
-    const std::string v2 = base + "_v2";
     NvmlProcessQuery query;
-    const int position = Optional(query.fn, {v3.c_str(), v2.c_str(), base.c_str()});
-    query.version = position < 0 ? 0 : 3 - position;
+    for (int version = 3; version >= 1; --version) {
+      const std::string name = version == 1 ? base : fmt::format("{}_v{}", base, version);
+      if (void* symbol = dlsym(handle_, name.c_str()))
+        query.symbols.push_back({reinterpret_cast<nvmlDeviceGetProcesses_fn>(symbol), version});
+    }
     return query;
   }
 

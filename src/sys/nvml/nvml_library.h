@@ -14,9 +14,17 @@ namespace gpupin {
 
 // A process-list function and the version of its symbol (1: unversioned, 16-byte
 // entries; 2: _v2, 24 bytes; 3: _v3, 24 or 32 bytes, see nvml_processes.h).
-struct NvmlProcessQuery {
+struct NvmlProcessSymbol {
   nvmlDeviceGetProcesses_fn fn = nullptr;
   int version = 0;
+};
+
+// The symbols of one process list that the library exports, newest first:
+// a library may export `_v3` that its driver refuses (FUNCTION_NOT_FOUND),
+// and an older one then answers, as nvtop finds at every refresh.
+struct NvmlProcessQuery {
+  std::vector<NvmlProcessSymbol> symbols;
+  bool available() const { return !symbols.empty(); }
 };
 
 // The resolved functions. The required ones are never null once Open

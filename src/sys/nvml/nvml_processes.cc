@@ -83,10 +83,8 @@ void Decode(const std::vector<std::byte>& buffer, unsigned count, int version, P
   }
 }
 
-}  // namespace
-
-nvmlReturn_t ReadProcessList(const NvmlProcessQuery& query, nvmlDevice_t device, ProcessKind kind,
-                             std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes) {
+nvmlReturn_t ReadWith(const NvmlProcessSymbol& query, nvmlDevice_t device, ProcessKind kind,
+                      std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes) {
   unsigned needed = 0;
   nvmlReturn_t code = query.fn(device, &needed, nullptr);
   if (code == NVML_SUCCESS && needed == 0) return NVML_SUCCESS;
@@ -108,6 +106,22 @@ nvmlReturn_t ReadProcessList(const NvmlProcessQuery& query, nvmlDevice_t device,
     return NVML_SUCCESS;
   }
   return NVML_ERROR_INSUFFICIENT_SIZE;
+}
+
+}  // namespace
+
+nvmlReturn_t ReadProcessList(const NvmlProcessQuery& query, nvmlDevice_t device, ProcessKind kind,
+                             std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes) {
+  nvmlReturn_t code = NVML_ERROR_FUNCTION_NOT_FOUND;
+  for (const NvmlProcessSymbol& symbol : query.symbols) {
+    code = ReadWith(symbol, device, kind, scratch, processes);
+    // Only a symbol the driver does not implement, or whose entry version
+    // it refuses, is worth an older one; NOT_SUPPORTED, NO_PERMISSION or a
+    // lost GPU would answer the same to every version.
+    if (code != NVML_ERROR_FUNCTION_NOT_FOUND && code != NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+      return code;
+  }
+  return code;
 }
 
 }  // namespace gpupin

@@ -18,6 +18,9 @@ enum class ProcessKind { kCompute, kGraphics };
 // entries into `processes` by pid, so a process in both lists appears once
 // with both flags. `scratch` is a buffer reused across calls.
 //
+// Each symbol the library exports is tried, newest first, while the driver
+// answers FUNCTION_NOT_FOUND or ARGUMENT_VERSION_MISMATCH.
+//
 // Returns NVML_SUCCESS, or the code that stopped the read (NO_PERMISSION,
 // NOT_SUPPORTED, GPU_IS_LOST, ...; INSUFFICIENT_SIZE when the list kept
 // growing for every retry or claims an absurd length); `processes` is then

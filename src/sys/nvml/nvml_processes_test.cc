@@ -68,7 +68,8 @@ class ProcessListTest : public testing::Test {
   void TearDown() override { fake = nullptr; }
 
   nvmlReturn_t Read(int version, ProcessKind kind = ProcessKind::kCompute) {
-    return ReadProcessList({FakeProcesses, version}, nullptr, kind, scratch_, processes_);
+    const NvmlProcessQuery query{{{FakeProcesses, version}}};
+    return ReadProcessList(query, nullptr, kind, scratch_, processes_);
   }
 
   FakeProcessList list_;

@@ -404,6 +404,28 @@ TEST_F(SimNvmlTest, ProcessesWithoutPermissionAreUnknownNotIdle) {
   EXPECT_TRUE(inventory.gpus.at(1).processes_known);
 }
 
+TEST_F(SimNvmlTest, ARefusedV3ProcessListFallsBackToTheOlderSymbols) {
+  json scenario = Fixture();
+  const size_t listed = Snapshot(scenario).gpus.at(0).processes.size();
+  ASSERT_GT(listed, 0u);
+  scenario["gpus"][0]["errors"] = {
+      {"nvmlDeviceGetComputeRunningProcesses_v3", "FUNCTION_NOT_FOUND"}};
+  Gpu gpu = Snapshot(scenario).gpus.at(0);
+  EXPECT_TRUE(gpu.processes_known) << "_v2 answers where the driver refuses _v3";
+  EXPECT_EQ(gpu.processes.size(), listed);
+
+  scenario["gpus"][0]["errors"] = {
+      {"nvmlDeviceGetComputeRunningProcesses_v3", "FUNCTION_NOT_FOUND"},
+      {"nvmlDeviceGetComputeRunningProcesses_v2", "ARGUMENT_VERSION_MISMATCH"}};
+  gpu = Snapshot(scenario).gpus.at(0);
+  EXPECT_TRUE(gpu.processes_known) << "and the unversioned one where _v2 is refused too";
+  EXPECT_EQ(gpu.processes.size(), listed);
+
+  scenario["gpus"][0]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses_v3", "NO_PERMISSION"}};
+  EXPECT_FALSE(Snapshot(scenario).gpus.at(0).processes_known)
+      << "a refusal that every version would give is not retried as a success";
+}
+
 TEST_F(SimNvmlTest, MigProcessesWithoutPermissionAreUnknown) {
   json scenario = Fixture();
   scenario["gpus"][3]["errors"] = {{"nvmlDeviceGetComputeRunningProcesses", "NO_PERMISSION"}};
