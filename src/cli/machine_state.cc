@@ -21,6 +21,7 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
   // One read of each process's stat for all the questions of one decision.
   auto stats = std::make_shared<const ProcFs>(procfs.RememberingStats());
   facts.process_start_time = [stats](int pid) { return LiveProcessStartTime(*stats, pid); };
+  facts.process_hidden = [stats](int pid) { return stats->Hidden(pid); };
   facts.process_uid = [&procfs](int pid) { return procfs.Uid(pid); };
   facts.parent_of = [stats](int pid) { return stats->ParentOf(pid); };
   facts.session_of = [stats](int pid) -> std::optional<int> {
@@ -39,7 +40,9 @@ LivenessFacts MakeLivenessFacts(const Inventory& inventory, const ProcFs& procfs
     // the tickets of the others, and those of its own name).
     static const std::optional<ProcessStat> self = stats->Stat(getpid());
     std::optional<ProcessStat> other = stats->Stat(pid);
-    return other && (other->comm == "gpupin" || (self && other->comm == self->comm));
+    // Another user's waiter behind hidepid: its name cannot be read.
+    if (!other) return stats->Hidden(pid);
+    return other->comm == "gpupin" || (self && other->comm == self->comm);
   };
   facts.process_stopped = [stats](int pid) { return ProcessStopped(*stats, pid); };
   facts.process_command = [&procfs](int pid) -> std::optional<std::string> {

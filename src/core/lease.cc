@@ -127,8 +127,12 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
 bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const LivenessFacts& facts) {
   if (!facts.process_start_time) return true;  // cannot tell: keep the record
   std::optional<uint64_t> start = facts.process_start_time(process.pid);
+  // Another user's process behind hidepid cannot be told from a reused
+  // PID: the record is kept, since a live job's counted dead would free
+  // its cards to the next job and lose its lease.
+  if (!start) return facts.process_hidden && facts.process_hidden(process.pid);
   // A different start time is a reused PID: the process itself is gone.
-  if (!start || *start != process.start_time_ticks) return false;
+  if (*start != process.start_time_ticks) return false;
   if (uid == 0 || !facts.process_uid) return true;
   std::optional<uint32_t> runs_as = facts.process_uid(process.pid);
   return !runs_as || *runs_as == uid;

@@ -62,6 +62,10 @@ struct LivenessFacts {
   int64_t now_unix_ms = 0;
   // Start time of a live process with this PID, or nullopt if none.
   std::function<std::optional<uint64_t>(int pid)> process_start_time;
+  // Whether a process with this PID exists that this user may not look at
+  // (/proc mounted with hidepid): its start time, and so its identity,
+  // cannot be told. Unset: none is.
+  std::function<bool(int pid)> process_hidden;
   // Real uid of a live process, or nullopt if it cannot be read.
   std::function<std::optional<uint32_t>(int pid)> process_uid;
   // A live process's command line, as a lease records it; nullopt if it

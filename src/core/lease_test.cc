@@ -32,6 +32,14 @@ TEST(EvaluateLease, HolderGoneWhenNoSuchProcess) {
   EXPECT_EQ(EvaluateLease(HeldBy(10, 555), World({{11, 555}})), LeaseState::kHolderGone);
 }
 
+TEST(EvaluateLease, AHolderHiddenFromThisUserStaysLive) {
+  // /proc with hidepid: another user's holder exists but cannot be read.
+  LivenessFacts facts = World({});
+  facts.process_hidden = [](int pid) { return pid == 10; };
+  EXPECT_EQ(EvaluateLease(HeldBy(10, 555), facts), LeaseState::kLive);
+  EXPECT_EQ(EvaluateLease(HeldBy(11, 555), facts), LeaseState::kHolderGone);
+}
+
 TEST(EvaluateLease, ReusedPidIsNotTheHolder) {
   EXPECT_EQ(EvaluateLease(HeldBy(10, 555), World({{10, 556}})), LeaseState::kHolderGone);
 }

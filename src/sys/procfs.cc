@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -69,6 +70,11 @@ std::optional<ProcessStat> ProcFs::Stat(int pid) const {
   if (file.error == 0) stat = ParseStat(pid, file.text);
   if (remembered_stats_) remembered_stats_->emplace(pid, stat);
   return stat;
+}
+
+bool ProcFs::Hidden(int pid) const {
+  if (root_ != "/proc" || pid <= 0 || Stat(pid)) return false;
+  return kill(pid, 0) == 0 || errno == EPERM;
 }
 
 std::optional<uint32_t> ProcFs::Uid(int pid) const {

@@ -40,6 +40,11 @@ class ProcFs {
   // Whether `pid` is `ancestor` or descends from it.
   bool DescendsFrom(int pid, int ancestor) const;
   std::vector<int> AllPids() const;
+  // Whether process `pid` exists though its /proc entry cannot be read:
+  // /proc mounted with hidepid hides other users' processes, which kill()
+  // still finds. Always false under a root other than /proc (a test's
+  // made-up processes).
+  bool Hidden(int pid) const;
   // Minor numbers of the NVIDIA GPU device files (/dev/nvidiaN: character
   // major 195, minor < 255) the process holds open, found by stat() on its
   // fds rather than by path, since paths differ inside containers. Only
