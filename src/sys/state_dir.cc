@@ -26,6 +26,8 @@ Error SystemError(const std::string& what) {
   return MakeError(ExitCode::kError, fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
+std::string Who(uint32_t uid) { return fmt::format("{} (uid {})", UserName(uid), uid); }
+
 // Group- or world-writable without the sticky bit means anyone with write
 // access can rename or delete any file, so nothing in it can be trusted.
 std::optional<Error> UnsafeDirectory(const struct stat& st, const std::string& path) {
@@ -37,9 +39,15 @@ std::optional<Error> UnsafeDirectory(const struct stat& st, const std::string& p
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
     return MakeError(ExitCode::kError,
                      fmt::format("state directory {} is writable by others without the sticky "
-                                 "bit (mode {:04o}), so anyone could replace its files; run "
-                                 "'chmod 1777 {}' or choose another with --state-dir",
-                                 path, st.st_mode & 07777, path));
+                                 "bit (mode {:04o}), so anyone could replace its files; {}",
+                                 path, st.st_mode & 07777,
+                                 // chmod follows a link another user could put in its place.
+                                 st.st_uid == geteuid()
+                                     ? fmt::format("run 'chmod 1777 {}' or choose another with "
+                                                   "--state-dir",
+                                                   path)
+                                     : fmt::format("it is {}'s: choose another with --state-dir",
+                                                   Who(st.st_uid))));
   }
   return std::nullopt;
 }
@@ -47,8 +55,6 @@ std::optional<Error> UnsafeDirectory(const struct stat& st, const std::string& p
 std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir.ends_with('/') ? dir + name : dir + "/" + name;
 }
-
-std::string Who(uint32_t uid) { return fmt::format("{} (uid {})", UserName(uid), uid); }
 
 // A part of the state directory (leases/, queue/, lock) is trusted only when
 // it belongs to root or to the directory's owner (who can remove anything in
@@ -58,28 +64,38 @@ std::string Who(uint32_t uid) { return fmt::format("{} (uid {})", UserName(uid),
 std::optional<Error> UntrustedPart(const struct stat& st, const std::string& path,
                                    uint32_t dir_owner, mode_t mode) {
   const std::string what = S_ISDIR(mode) ? "directory" : "lock file";
-  if ((st.st_mode & S_IFMT) != (mode & S_IFMT)) {
-    return MakeError(
-        ExitCode::kError,
-        fmt::format("state {} {} is not a {}; remove it (as its owner {} or root)", what, path,
-                    S_ISDIR(mode) ? "directory" : "regular file", Who(st.st_uid)));
+  const bool wrong_type = (st.st_mode & S_IFMT) != (mode & S_IFMT);
+  const bool wrong_owner = st.st_uid != 0 && st.st_uid != dir_owner;
+  const bool wrong_mode = (st.st_mode & 07777) != (mode & 07777);
+  if (!wrong_type && !wrong_owner && !wrong_mode) return std::nullopt;
+  const bool other_name = S_ISREG(st.st_mode) && st.st_nlink > 1;
+  std::string problem;
+  if (wrong_type) {
+    problem = fmt::format("is not a {}", S_ISDIR(mode) ? "directory" : "regular file");
+  } else if (wrong_owner) {
+    problem = fmt::format(
+        "belongs to {}, not to root or the state directory's owner {}, so {} could remove or "
+        "replace what others put there",
+        Who(st.st_uid), Who(dir_owner), UserName(st.st_uid));
+  } else {
+    problem = fmt::format("has mode {:04o}, not {:04o}{}", st.st_mode & 07777, mode & 07777,
+                          other_name ? ", and another name elsewhere (a hard link)" : "");
   }
-  if (st.st_uid != 0 && st.st_uid != dir_owner) {
-    return MakeError(
-        ExitCode::kError,
-        fmt::format("state {} {} belongs to {}, not to root or the state directory's owner {}, "
-                    "so {} could remove or replace what others put there; as root, run 'chown "
-                    "root: {}' (what is in it stays) or remove it",
-                    what, path, Who(st.st_uid), Who(dir_owner), UserName(st.st_uid), path));
+  // chmod follows a link and rm does not: a part is changed in place only by
+  // the one user who owns both it and the directory, where nobody else can
+  // swap it for a link to a file of theirs.
+  std::string fix;
+  if (dir_owner != 0 && dir_owner != geteuid()) {
+    fix =
+        fmt::format("the state directory is {}'s: choose another with --state-dir", Who(dir_owner));
+  } else if (!wrong_type && !wrong_owner && !other_name && st.st_uid == dir_owner) {
+    fix = fmt::format("as {}, run 'chmod {:04o} {}'", Who(st.st_uid), mode & 07777, path);
+  } else {
+    fix = fmt::format("remove it ('{} {}', as root{}) and gpupin makes it anew",
+                      S_ISDIR(st.st_mode) ? "rm -r" : "rm", path,
+                      dir_owner == 0 ? "" : " or " + Who(dir_owner));
   }
-  if ((st.st_mode & 07777) != (mode & 07777)) {
-    return MakeError(ExitCode::kError,
-                     fmt::format("state {} {} has mode {:04o}, not {:04o}; as {}, run 'chmod "
-                                 "{:04o} {}'",
-                                 what, path, st.st_mode & 07777, mode & 07777, Who(st.st_uid),
-                                 mode & 07777, path));
-  }
-  return std::nullopt;
+  return MakeError(ExitCode::kError, fmt::format("state {} {} {}; {}", what, path, problem, fix));
 }
 
 Error MissingPart(const std::string& path, uint32_t dir_owner) {

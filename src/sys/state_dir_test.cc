@@ -271,6 +271,13 @@ TEST(StateDir, AHardLinkPlantedAsTheLockFileKeepsItsMode) {
   ASSERT_EQ(link((tmp / "ours").c_str(), (tmp / "s/lock").c_str()), 0);
   EXPECT_FALSE(dir->Lock("lock", 100ms).ok());
   EXPECT_EQ(ModeOf(tmp / "ours") & 07777, 0777u);
+  // The fix removes the name, which leaves the file it links to alone; a
+  // chmod would change that file.
+  const std::string path = tmp / "s/lock";
+  ExpectErrorContains(AsStatus(dir->Lock("lock", 100ms)),
+                      "has mode 0777, not 0644, and another name elsewhere (a hard link); remove "
+                      "it ('rm " +
+                          path + "'");
 }
 
 TEST(StateDir, AnotherUsersLockFileIsLockedReadOnly) {
@@ -309,7 +316,7 @@ TEST(StateDir, PartsOfAnotherUserAreRefused) {
       },
       kNobody);
   ASSERT_EQ(code, 0);
-  for (const char* expected : {"belongs to nobody", "run 'chown root: "}) {
+  for (const char* expected : {"belongs to nobody", "; remove it ('rm"}) {
     ExpectErrorContains(AsStatus(dir->Subdir("leases")), expected);
     ExpectErrorContains(AsStatus(dir->Lock("lock", 1s)), expected);
   }

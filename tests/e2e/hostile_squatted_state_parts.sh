@@ -35,7 +35,7 @@ for part in leases queue lock; do
       expect_eq "$STATUS" "${command%%:*}" "$who's ${command#*:} with a squatted $part"
       expect_eq "$(wc -l <<<"$ERR")" 1 "lines on stderr for $who's ${command#*:} with a squatted $part"
       expect_contains "$ERR" "$state/$part belongs to nobody" "$who's ${command#*:} with a squatted $part"
-      expect_contains "$ERR" "run 'chown root: $state/$part'" "the fix for a squatted $part"
+      expect_contains "$ERR" "$state/$part', as root) and gpupin makes it anew" "the fix for a squatted $part"
     done
     # The table says it under the cards, where --watch redraws it in place.
     GPUPIN_STATE_DIR=$state run_status "${as[@]}" "$GPUPIN" --simulate "$SCENARIO" ls
@@ -43,8 +43,9 @@ for part in leases queue lock; do
     expect_contains "$OUT" "leases not shown: state" "$who's ls with a squatted $part"
     expect_contains "$OUT" "$state/$part belongs to nobody" "$who's ls with a squatted $part"
   done
-  # Root applies the fix it was given; then both users run.
-  chown root: "$state/$part"
+  # Root applies the fix it was given (rm, which follows no link, never
+  # chown or chmod); then both users run.
+  rm -r "$state/$part"
   GPUPIN_STATE_DIR=$state run_status gpupin run --only 0 -- true
   expect_eq "$STATUS" 0 "root's run once the $part is root's: $ERR"
   GPUPIN_STATE_DIR=$state run_status "${AS_NOBODY[@]}" "$GPUPIN" --simulate "$SCENARIO" run --only 0 -- true
@@ -80,4 +81,13 @@ GPUPIN_STATE_DIR="$TEST_TMP/tmp/gpupin" run_status gpupin leases
 expect_eq "$ERR" "" "leases (writes none) in nobody's directory"
 GPUPIN_STATE_DIR="$TEST_TMP/tmp/gpupin" run_status gpupin doctor
 grep -Eq "^state_dir +fail .*belongs to nobody" <<<"$OUT" || fail "doctor's state_dir check: $OUT"
+
+# A part of nobody's directory made writable by all: root is told to choose
+# another directory, never to chmod a path that nobody can swap for a link.
+"${AS_NOBODY[@]}" chmod 0777 "$TEST_TMP/tmp/gpupin/leases"
+GPUPIN_STATE_DIR="$TEST_TMP/tmp/gpupin" run_status gpupin run -- true
+expect_eq "$STATUS" 1 "root's run with nobody's leases/ made 0777"
+expect_contains "$ERR" "nobody (uid $(id -u nobody))'s: choose another with --state-dir" \
+  "the fix root is given in nobody's directory"
+[[ $ERR != *chmod* ]] || fail "root is told to chmod in nobody's directory: $ERR"
 echo PASS
