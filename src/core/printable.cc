@@ -32,11 +32,23 @@ std::optional<CodePoint> DecodeUtf8(std::string_view text) {
 // What can move the cursor, start an escape sequence, break the line or
 // reorder the text around it: C0 and C1 controls (U+009B is a CSI by
 // itself), the line and paragraph separators, and the bidirectional
-// controls (U+202E shows what follows it backwards), and the soft hyphen
-// U+00AD, which most terminals show as nothing: "ro\u00adot" reads "root".
+// controls (U+202E shows what follows it backwards).
 bool Unsafe(char32_t c) {
-  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x00AD || c == 0x061C || c == 0x200E ||
-         c == 0x200F || (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+// What a terminal shows as nothing, so that text can hide in plain sight:
+// "ro\u00adot" and "ro\u200bot" both read "root". The soft hyphen, zero
+// width spaces and joiners, invisible operators, the byte order mark,
+// fillers and variation selectors, interlinear annotation marks, and tags.
+bool Invisible(char32_t c) {
+  return c == 0x00AD || c == 0x034F || c == 0x115F || c == 0x1160 || c == 0x17B4 || c == 0x17B5 ||
+         (c >= 0x180B && c <= 0x180F) || (c >= 0x200B && c <= 0x200D) ||
+         (c >= 0x2060 && c <= 0x2065) || (c >= 0x206A && c <= 0x206F) || c == 0x3164 ||
+         (c >= 0xFE00 && c <= 0xFE0F) || c == 0xFEFF || c == 0xFFA0 ||
+         (c >= 0xFFF9 && c <= 0xFFFB) || (c >= 0x1D173 && c <= 0x1D17A) ||
+         (c >= 0xE0000 && c <= 0xE007F) || (c >= 0xE0100 && c <= 0xE01EF);
 }
 
 }  // namespace
@@ -46,8 +58,9 @@ std::string Printable(std::string_view text, size_t max_bytes) {
   while (!text.empty()) {
     std::optional<CodePoint> next = DecodeUtf8(text);
     const size_t consumed = next ? next->length : 1;
-    const std::string_view piece =
-        next && !Unsafe(next->value) ? text.substr(0, consumed) : std::string_view("?");
+    const std::string_view piece = next && !Unsafe(next->value) && !Invisible(next->value)
+                                       ? text.substr(0, consumed)
+                                       : std::string_view("?");
     if (out.size() + piece.size() > max_bytes) return out + "...";
     out += piece;
     text.remove_prefix(consumed);

@@ -18,6 +18,10 @@ TEST(PrintableTest, UnicodeControlsAndBrokenUtf8CannotReachTheTerminalEither) {
   // U+00AD (soft hyphen) is invisible on most terminals: "ro\u00adot" would
   // pass for "root".
   EXPECT_EQ(Printable("ro\u00adot"), "ro?ot");
+  // So are zero width spaces and joiners, the byte order mark, invisible
+  // operators, Hangul fillers, variation selectors and tags.
+  EXPECT_EQ(Printable("r\u200bo\u200do\ufefft\u2060 \u3164\u115f\ufe0f\U000E0041\U000E0001."),
+            "r?o?o?t? ?????.");
   // A lone C1 byte (a CSI under an 8-bit terminal), a truncated sequence,
   // an overlong "/", a surrogate, a byte never in UTF-8.
   EXPECT_EQ(Printable("a\x9b"
