@@ -194,6 +194,17 @@ TEST(TicketJson, WaiterIsOptionalAndRoundTrips) {
   EXPECT_NE(back.error().message.find("waiter"), std::string::npos) << back.error().message;
 }
 
+TEST(TicketJson, RejectsACountOfNoCard) {
+  QueueTicket ticket{"t-1", 1, {77, 123}, 1000, "bob", "x", "y", 55};
+  nlohmann::json json = nlohmann::json::parse(TicketToJson(ticket));
+  json["count"] = 0;
+  Result<QueueTicket> back = TicketFromJson(json.dump());
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.error().message.find("'count'"), std::string::npos) << back.error().message;
+  json["count"] = 2;
+  EXPECT_TRUE(TicketFromJson(json.dump()).ok());
+}
+
 TEST(TicketJson, RejectsSequenceBeyondExactRange) {
   QueueTicket ticket{"t-1", 1, {77, 123}, 1000, "bob", "x", "y", 55};
   nlohmann::json json = nlohmann::json::parse(TicketToJson(ticket));

@@ -50,6 +50,8 @@ Result<QueueTicket> TicketFromJson(std::string_view text) {
   if (!fields.error() && !IsValidRecordId(ticket.id)) {
     fields.Fail("id", "must be 1 to 128 letters, digits, '-' or '_'");
   }
+  // No gpupin waits for no card: such a ticket would only hold the line.
+  if (!fields.error() && ticket.count == 0) fields.Fail("count", "must be at least 1");
   if (fields.error()) return MakeError(ExitCode::kError, "queue ticket: " + *fields.error());
   return ticket;
 }
