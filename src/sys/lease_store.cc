@@ -344,11 +344,15 @@ std::string LeaseStore::LockHolder() const {
   if (fstatat(root_.fd(), kLockName, &st, AT_SYMLINK_NOFOLLOW) == 0)
     pid = ProcFs().FlockHolder(st.st_dev, st.st_ino);
   if (!pid) return "an unknown process";
-  // /proc/locks names the process that took the lock; one that exited
-  // while a child it started keeps the descriptor leaves only its pid.
+  // /proc/locks names the process that took the lock; one that exited, or
+  // closed it, while a child it started keeps the descriptor leaves only
+  // its pid, which a process started since may have taken: it is not
+  // named as the holder once its descriptors show it holds nothing.
   if (!ProcFs().Stat(*pid))
     return fmt::format("pid {} (no longer running: a process it started holds the lock open)",
                        *pid);
+  if (ProcFs().HoldsOpen(*pid, st.st_dev, st.st_ino) == false)
+    return fmt::format("a process started by pid {} (which no longer holds the lock open)", *pid);
   return DescribeProcess(ProcFs(), *pid);
 }
 

@@ -1158,5 +1158,37 @@ TEST(LeaseStore, ALockHeldByTheChildOfAGoneProcessIsSaidSo) {
   kill(keeper, SIGKILL);
 }
 
+TEST(LeaseStore, ALockPassedOnByALiveProcessIsNotBlamedOnIt) {
+  // The pid /proc/locks keeps runs, but no longer holds the lock open: it
+  // could be any process that took that pid since.
+  Fixture f;
+  Result<LeaseStore> store = f.Open();
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  const std::string lock = f.tmp / "state/lock";
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t taker = fork();
+  ASSERT_GE(taker, 0);
+  if (taker == 0) {
+    setpgid(0, 0);  // a group of its own, that the test ends whole
+    const int fd = open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+    if (fork() == 0) pause();  // keeps the descriptor
+    close(fd);
+    const char done = 'x';
+    (void)!write(ready[1], &done, 1);
+    pause();
+  }
+  close(ready[1]);
+  char done = 0;
+  ASSERT_EQ(read(ready[0], &done, 1), 1);
+  close(ready[0]);
+  EXPECT_EQ(
+      store->LockHolder(),
+      fmt::format("a process started by pid {} (which no longer holds the lock open)", taker));
+  kill(-taker, SIGKILL);
+  waitpid(taker, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace gpupin

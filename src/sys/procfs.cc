@@ -200,6 +200,18 @@ std::vector<uint32_t> ProcFs::OpenNvidiaDeviceMinors(int pid) const {
   return {minors.begin(), minors.end()};
 }
 
+std::optional<bool> ProcFs::HoldsOpen(int pid, uint64_t device, uint64_t inode) const {
+  std::error_code ec;
+  std::filesystem::directory_iterator fds(root_ + "/" + std::to_string(pid) + "/fd", ec);
+  if (ec) return std::nullopt;
+  for (; !ec && fds != std::filesystem::directory_iterator(); fds.increment(ec)) {
+    struct stat info;
+    if (stat(fds->path().c_str(), &info) == 0 && info.st_dev == device && info.st_ino == inode)
+      return true;
+  }
+  return false;
+}
+
 std::optional<uint64_t> ProcFs::UptimeTicks() const {
   FileText file = ReadProcFile(root_ + "/uptime");
   if (file.error != 0) return std::nullopt;

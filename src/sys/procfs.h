@@ -50,6 +50,10 @@ class ProcFs {
   // fds rather than by path, since paths differ inside containers. Only
   // our own processes' fds are readable unless root.
   std::vector<uint32_t> OpenNvidiaDeviceMinors(int pid) const;
+  // Whether the process holds the file (device, inode) open, found as
+  // OpenNvidiaDeviceMinors finds devices; nullopt when its descriptors
+  // cannot be read (another user's, unless root).
+  std::optional<bool> HoldsOpen(int pid, uint64_t device, uint64_t inode) const;
   // The process holding a flock on the file (device, inode), from
   // /proc/locks; nullopt when none or outside our PID namespace.
   std::optional<int> FlockHolder(uint64_t device, uint64_t inode) const;
