@@ -5,9 +5,19 @@
 # JOBS/CARDS seconds. Target: within 1 % of ideal.
 #
 #   cmake --build build/release --target gpupin gpupin_sim
-#   bench/makespan.sh [JOBS] [SECONDS] [PAIRS] [CARDS] [FROM]
-#       # defaults: 64, 1, 3, 8, main
-#   bench/makespan.sh 32 1 5 4 submit    # a burst: 32 jobs on 4 cards
+#   bench/makespan.sh [JOBS] [SECONDS] [PAIRS] [CARDS] [FROM] [JOB]
+#       # defaults: 64, 1, 3, 8, main, c
+#   bench/makespan.sh 32 1 5 4 submit         # a burst: 32 jobs on 4 cards
+#   bench/makespan.sh 32 1 3 4 submit python  # the same, each job a Python program
+#
+# JOB is what each job is, the same on every side:
+#   c       the simulated CUDA program alone (bin/gpupin-sim-workload, a
+#           small C++ program: about 2 ms of CPU a job, so that what the
+#           queue adds weighs most against it)
+#   python  a Python interpreter that starts and then becomes that program
+#           (os.execv, the same process), as `python train.py` starts
+#           before it opens CUDA: the interpreter's start-up is part of
+#           every side's job
 #
 # Side by side, PAIRS times in turn, the same workloads without gpupin:
 #   loops  CARDS shell loops released at the same instant, one per card,
@@ -38,17 +48,31 @@
 # jobs and whatever else runs included: what the queue costs the other
 # users of the machine. Also printed: the same from the forking of the
 # processes that wait at the start line (JOBS of them for gpupin and flock,
-# CARDS for the loops), which adds the benchmark's own start line.
+# CARDS for the loops), which adds the benchmark's own start line. Machine
+# CPU counts whatever else the machine does meanwhile; the processes' CPU
+# does not: the user and system time of every process a side started (each
+# waited for, so its own children's are in it), its forking at the start
+# line included. Per job: the loops' processes' CPU over JOBS, and what
+# gpupin's and flock's spent beyond the loops', over JOBS: what the queue
+# adds to each job, whatever the job costs by itself.
 set -euo pipefail
 job_start=main_ms # the start line's field that says when a job began
 root=$(cd "$(dirname "$0")/.." && pwd)
-jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=${4:-8} from=${5:-main}
+jobs=${1:-64} seconds=${2:-1} pairs=${3:-3} cards=${4:-8} from=${5:-main} job=${6:-c}
 export GPUPIN_BIN_DIR=${GPUPIN_BIN_DIR:-$root/build/release/bin} GPUPIN_SOURCE_DIR=$root
 source "$root/tests/e2e/lib.sh"
 source "$root/bench/provenance.sh"
-provenance bench/makespan.sh "$jobs" "$seconds" "$pairs" "$cards" "$from"
+provenance bench/makespan.sh "$jobs" "$seconds" "$pairs" "$cards" "$from" "$job"
 ((jobs % cards == 0)) || fail "JOBS must be a multiple of $cards"
 [[ $from == main || $from == submit ]] || fail "FROM is main or submit"
+case $job in
+  c) job_prefix=() ;;
+  python)
+    command -v python3 >/dev/null || fail "JOB python needs python3"
+    job_prefix=(python3 -c 'import os, sys; os.execv(sys.argv[1], sys.argv[1:])')
+    ;;
+  *) fail "JOB is c or python" ;;
+esac
 case $cards in
   8) export GPUPIN_SIM_SCENARIO="$EXAMPLES/dgx-h100.json" ;;
   4) export GPUPIN_SIM_SCENARIO="$EXAMPLES/server-4gpu.json" ;;
@@ -58,7 +82,7 @@ ideal_ms=$(awk -v j="$jobs" -v c="$cards" -v s="$seconds" 'BEGIN { print j / c *
 
 gpupin_job() {
   exec "$GPUPIN" --simulate "$GPUPIN_SIM_SCENARIO" run --wait -- \
-    "$WORKLOAD" --seconds "$seconds" --log "$log" 2>/dev/null
+    "${job_prefix[@]}" "$WORKLOAD" --seconds "$seconds" --log "$log" 2>/dev/null
 }
 
 # The least a queue of one waiting process per job can cost: each job
@@ -68,13 +92,13 @@ gpupin_job() {
 flock_job() {
   local card=$((($1 - 1) % cards))
   CUDA_VISIBLE_DEVICES=$card exec flock "$TEST_TMP/card$card.lock" \
-    "$WORKLOAD" --seconds "$seconds" --log "$log"
+    "${job_prefix[@]}" "$WORKLOAD" --seconds "$seconds" --log "$log"
 }
 
 card_loop() {
   local card=$(($1 - 1)) k
   for ((k = 0; k < jobs / cards; k++)); do
-    CUDA_VISIBLE_DEVICES=$card "$WORKLOAD" --seconds "$seconds" --log "$log"
+    CUDA_VISIBLE_DEVICES=$card "${job_prefix[@]}" "$WORKLOAD" --seconds "$seconds" --log "$log"
   done
 }
 
@@ -82,23 +106,44 @@ card_loop() {
 ticks_per_s=$(getconf CLK_TCK)
 busy_ms() { awk -v hz="$ticks_per_s" '$1 == "cpu" { print ($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz }' /proc/stat; }
 
-busy_at_release() { busy_released=$(busy_ms); }
+# children_cpu_ms: sets CHILDREN_MS to the CPU time (user and system, ms)
+# of this shell's children that have ended and been waited for, and of
+# theirs: every process a side starts, waited for to the last, and nothing
+# else that runs on the machine. `times` runs in this shell (in a $(...)
+# it would count the subshell's children), its output read without a fork.
+children_cpu_ms() {
+  local line
+  times >"$TEST_TMP/times"
+  { read -r _ && read -r line; } <"$TEST_TMP/times"
+  [[ $line =~ ^([0-9]+)m([0-9]+)\.([0-9]+)s\ ([0-9]+)m([0-9]+)\.([0-9]+)s$ ]] || fail "times said: $line"
+  local r=("${BASH_REMATCH[@]}")
+  CHILDREN_MS=$(((10#${r[1]} + 10#${r[4]}) * 60000 + (10#${r[2]} + 10#${r[5]}) * 1000 + 10#${r[3]} + 10#${r[6]}))
+}
+
+busy_at_release() {
+  busy_released=$(busy_ms)
+  children_cpu_ms
+  children_released=$CHILDREN_MS
+}
 cpu_s_since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1000 }'; }
 # ratio FORMAT A B: A/B, printed with FORMAT.
 ratio() { awk -v f="$1" -v a="$2" -v b="$3" 'BEGIN { printf f, a / b }'; }
 
 # measure WHAT BODY COUNT: runs COUNT copies of BODY released at once; prints
-# one line for WHAT and sets RATIO, CPU_S (machine CPU from the release) and
+# one line for WHAT and sets RATIO, CPU_S (machine CPU from the release),
 # CPU_ALL_S (from the forking of the COUNT processes that wait at the start
-# line).
+# line) and TREE_S (the CPU of those processes and all they started, their
+# forking included).
 measure() {
   local what=$1 body=$2 count=$3 busy_before busy_after
   log="$TEST_TMP/$what.$pair.log"
   busy_before=$(busy_ms)
   start_at_once "$count" "$body" busy_at_release
   wait_all_ok "${STARTED[@]}"
+  children_cpu_ms
   busy_after=$(busy_ms)
   CPU_S=$(cpu_s_since "$busy_released" "$busy_after")
+  TREE_S=$(awk -v a="$children_released" -v b="$CHILDREN_MS" 'BEGIN { printf "%.3f", (b - a) / 1000 }')
   CPU_ALL_S=$(cpu_s_since "$busy_before" "$busy_after")
   expect_no_overlap "$log"
   [[ $(grep -c '"event":"end"' "$log") == "$jobs" ]] || fail "$what: not every job ended"
@@ -120,17 +165,20 @@ measure() {
   first_round=$(jq -s -r --arg start "$job_start" '[.[] | select(.event == "start")] | group_by(.uuids[0])
     | map(min_by(.[$start])[$start]) | max - min' "$log")
   RATIO=$(ratio %.3f "$makespan" "$ideal_ms")
-  printf '%-7s makespan %d ms from %s = %s× ideal (from main %d ms, from release %d ms); %s; first round spread %d ms; %s; longest job %d ms; machine CPU %s s from release (%s s from the forking)\n' \
-    "$what" "$makespan" "$from" "$RATIO" "$from_main" "$from_submit" "$first_start" "$first_round" "$handoff" "$longest" "$CPU_S" "$CPU_ALL_S"
+  printf '%-7s makespan %d ms from %s = %s× ideal (from main %d ms, from release %d ms); %s; first round spread %d ms; %s; longest job %d ms; machine CPU %s s from release (%s s from the forking); its processes %s s\n' \
+    "$what" "$makespan" "$from" "$RATIO" "$from_main" "$from_submit" "$first_start" "$first_round" "$handoff" "$longest" "$CPU_S" "$CPU_ALL_S" "$TREE_S"
 }
 
 gpupin_ratios=() flock_ratios=() loop_ratios=() relative=() flock_relative=()
 gpupin_cpu=() flock_cpu=() loop_cpu=() cpu_relative=() flock_cpu_relative=() cpu_all_relative=()
+tree_relative=() flock_tree_relative=() loop_job_ms=() gpupin_added_ms=() flock_added_ms=()
+# per_job_ms A [B]: A less B (seconds of CPU), in ms per job.
+per_job_ms() { awk -v a="$1" -v b="${2:-0}" -v n="$jobs" 'BEGIN { printf "%.1f", (a - b) * 1000 / n }'; }
 for ((pair = 1; pair <= pairs; pair++)); do
   measure gpupin gpupin_job "$jobs"
-  g=$RATIO g_cpu=$CPU_S g_cpu_all=$CPU_ALL_S
+  g=$RATIO g_cpu=$CPU_S g_cpu_all=$CPU_ALL_S g_tree=$TREE_S
   measure flock flock_job "$jobs"
-  f=$RATIO f_cpu=$CPU_S
+  f=$RATIO f_cpu=$CPU_S f_tree=$TREE_S
   measure loops card_loop "$cards"
   gpupin_ratios+=("$g") flock_ratios+=("$f") loop_ratios+=("$RATIO")
   gpupin_cpu+=("$g_cpu") flock_cpu+=("$f_cpu") loop_cpu+=("$CPU_S")
@@ -139,6 +187,11 @@ for ((pair = 1; pair <= pairs; pair++)); do
   cpu_relative+=("$(ratio %.2f "$g_cpu" "$CPU_S")")
   flock_cpu_relative+=("$(ratio %.2f "$f_cpu" "$CPU_S")")
   cpu_all_relative+=("$(ratio %.2f "$g_cpu_all" "$CPU_ALL_S")")
+  tree_relative+=("$(ratio %.2f "$g_tree" "$TREE_S")")
+  flock_tree_relative+=("$(ratio %.2f "$f_tree" "$TREE_S")")
+  loop_job_ms+=("$(per_job_ms "$TREE_S")")
+  gpupin_added_ms+=("$(per_job_ms "$g_tree" "$TREE_S")")
+  flock_added_ms+=("$(per_job_ms "$f_tree" "$TREE_S")")
 done
 
 # spread UNIT VALUE...: "median UNIT (min-max)"
@@ -153,3 +206,8 @@ echo "  flock        $(spread × "${flock_ratios[@]}") of ideal, machine CPU $(s
 echo "  loops        $(spread × "${loop_ratios[@]}") of ideal, machine CPU $(spread ' s' "${loop_cpu[@]}")"
 echo "  gpupin/loops $(spread × "${relative[@]}") makespan, $(spread × "${cpu_relative[@]}") machine CPU ($(spread × "${cpu_all_relative[@]}") from the forking)"
 echo "  flock/loops  $(spread × "${flock_relative[@]}") makespan, $(spread × "${flock_cpu_relative[@]}") machine CPU"
+echo "  processes' CPU: gpupin/loops $(spread × "${tree_relative[@]}"), flock/loops $(spread × "${flock_tree_relative[@]}")"
+echo "processes' CPU per job ($job jobs; gpupin's and flock's beyond the loops'):"
+echo "  loops        $(spread ' ms' "${loop_job_ms[@]}")"
+echo "  gpupin       +$(spread ' ms' "${gpupin_added_ms[@]}")"
+echo "  flock        +$(spread ' ms' "${flock_added_ms[@]}")"
