@@ -108,7 +108,7 @@ struct Fixture {
     QueueTicket ticket;
     Transact([&](LeaseTransaction& t) {
       Result<QueueTicket> taken = t.TakeTicket(
-          QueueTicket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
+          QueueTicket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 1});
       ASSERT_TRUE(taken.ok()) << taken.error().message;
       ticket = *taken;
     });
@@ -378,7 +378,7 @@ TEST(LeaseStore, ARecordChangedInPlaceIsReadAgain) {
 // remove it) in a child process through a store opened once: its status.
 int ReadRootsTicketAsNobody(Fixture& f, const ProcessIdentity& holder,
                             const std::function<int(const LeaseStore&)>& reader) {
-  QueueTicket roots{"", 0, holder, 0, "root", "cmd", "1 GPU", 0};
+  QueueTicket roots{"", 0, holder, 0, "root", "cmd", "1 GPU", 1};
   f.Transact([&](LeaseTransaction& t) { ASSERT_TRUE(t.TakeTicket(roots).ok()); });
   Result<LeaseStore> store = f.Open();
   if (!store.ok()) return 100;
@@ -462,7 +462,7 @@ TEST(LeaseStore, ARecordNamesTheUserWhoOwnsItWhateverItsTextSays) {
   Fixture f;
   Lease lease = LeaseOn("GPU-a");
   lease.user = "someone-else";
-  QueueTicket ticket{"", 0, Self(), geteuid(), "someone-else", "cmd", "1 GPU", 0};
+  QueueTicket ticket{"", 0, Self(), geteuid(), "someone-else", "cmd", "1 GPU", 1};
   f.Transact([&](LeaseTransaction& t) {
     ASSERT_TRUE(t.AddLease(lease).ok());
     ASSERT_TRUE(t.TakeTicket(ticket).ok());
@@ -483,7 +483,7 @@ TEST(LeaseStore, ATicketNamingAProcessOfAnotherUserIsDead) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
   Fixture f;
   ASSERT_TRUE(f.Open().ok());
-  QueueTicket planted{"planted", 1, Self(), kNobody, "nobody", "hog", "1 GPU", 0};
+  QueueTicket planted{"planted", 1, Self(), kNobody, "nobody", "hog", "1 GPU", 1};
   planted.waiter = Self();
   std::string name = TicketFileName(planted);
   f.tmp.Write("state/queue/" + name, TicketToJson(planted));
@@ -511,11 +511,11 @@ TEST(LeaseStore, ATicketCountsOnlyWhileAGpupinWaitsForIt) {
            (pid == waiter.identity().pid || pid == holder_and_waiter.identity().pid);
   };
   f.Transact([&](LeaseTransaction& t) {
-    QueueTicket named{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
+    QueueTicket named{"", 0, Self(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 1};
     named.waiter = waiter.identity();
     ASSERT_TRUE(t.TakeTicket(named).ok());
     QueueTicket holder_only{
-        "", 0, holder_and_waiter.identity(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 0};
+        "", 0, holder_and_waiter.identity(), geteuid(), UserName(geteuid()), "sleep", "1 GPU", 1};
     ASSERT_TRUE(t.TakeTicket(holder_only).ok());
     Result<Place> place = PlaceOf(t, std::nullopt, facts);
     ASSERT_TRUE(place.ok());
@@ -604,7 +604,7 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   ProcessIdentity dead_holder = testing::DeadProcess();
   testing::LiveChild third_waiter;
   f.Transact([&](LeaseTransaction& t) {
-    QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
+    QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 1};
     Result<QueueTicket> first = t.TakeTicket(ticket);
     ticket.holder = dead_holder;
     Result<QueueTicket> dead = t.TakeTicket(ticket);
@@ -649,7 +649,7 @@ TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
 TEST(LeaseStore, AWaiterLeavesItsOwnUsersTicketsBehindItUnread) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to write another user's ticket";
   Fixture f;
-  QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
+  QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 1};
   QueueTicket mine;
   QueueTicket own_dead_behind;
   f.Transact([&](LeaseTransaction& t) {
@@ -661,7 +661,7 @@ TEST(LeaseStore, AWaiterLeavesItsOwnUsersTicketsBehindItUnread) {
   });
   // Another user's ticket behind ours, naming a process of root's: dead
   // to any reader, and root may remove it.
-  QueueTicket others{"", mine.seq + 10, Self(), kNobody, "nobody", "cmd", "1 GPU", 0};
+  QueueTicket others{"", mine.seq + 10, Self(), kNobody, "nobody", "cmd", "1 GPU", 1};
   others.id = NewRecordId(Self());
   const std::string others_name = "state/queue/" + TicketFileName(others);
   f.tmp.Write(others_name, TicketToJson(others));
@@ -681,7 +681,7 @@ TEST(LeaseStore, AWaitingGpupinHoldsOnePlaceWhateverCopiesNameIt) {
   Fixture f;
   testing::LiveChild waiter;
   testing::LiveChild other_waiter;
-  QueueTicket real{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0};
+  QueueTicket real{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 1};
   real.waiter = waiter.identity();
   QueueTicket other;
   f.Transact([&](LeaseTransaction& t) {
@@ -692,7 +692,7 @@ TEST(LeaseStore, AWaitingGpupinHoldsOnePlaceWhateverCopiesNameIt) {
     (void)t.TakeTicket(copy).value();
     (void)t.TakeTicket(copy).value();
     other = t.TakeTicket({"", 0, other_waiter.identity(), geteuid(), UserName(geteuid()), "cmd",
-                          "1 GPU", 0})
+                          "1 GPU", 1})
                 .value();
   });
   f.Transact([&](LeaseTransaction& t) {
@@ -709,7 +709,7 @@ TEST(LeaseStore, AWaitingGpupinHoldsOnePlaceWhateverCopiesNameIt) {
 
 TEST(LeaseStore, ACopyNamingOurWaiterAheadOfOurTicketIsRemovedByUs) {
   Fixture f;
-  QueueTicket copy{"", 0, Self(), geteuid(), UserName(geteuid()), "copy", "1 GPU", 0};
+  QueueTicket copy{"", 0, Self(), geteuid(), UserName(geteuid()), "copy", "1 GPU", 1};
   f.Transact([&](LeaseTransaction& t) { copy = t.TakeTicket(copy).value(); });
   std::this_thread::sleep_for(30ms);     // past the file system's clock tick
   QueueTicket ours = f.TakeOwnTicket();  // names this process too
@@ -736,9 +736,9 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
   const StoppedCheck stopped = [](int pid) { return ProcessStopped(ProcFs(), pid); };
   f.Transact([&](LeaseTransaction& t) {
     Result<QueueTicket> first =
-        t.TakeTicket({"", 0, suspended, geteuid(), UserName(geteuid()), "suspended", "1 GPU", 0});
+        t.TakeTicket({"", 0, suspended, geteuid(), UserName(geteuid()), "suspended", "1 GPU", 1});
     Result<QueueTicket> second =
-        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiting", "1 GPU", 0});
+        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiting", "1 GPU", 1});
     ASSERT_TRUE(first.ok() && second.ok());
 
     Result<Place> place = PlaceOf(t, *second, RealFacts(), stopped);
@@ -765,7 +765,7 @@ TEST(LeaseStore, AStoppedWaiterIsPassedOverAndKeepsItsPlace) {
 // A `$(gpupin pick --wait)` suspended with Ctrl-Z stops the pick, not its
 // shell (the holder): the ticket is stopped all the same.
 TEST(LeaseStore, ATicketIsStoppedWhenItsHolderOrItsWaiterIs) {
-  QueueTicket ticket{"t-1", 1, {10, 1}, 0, UserName(geteuid()), "pick", "1 GPU", 0};
+  QueueTicket ticket{"t-1", 1, {10, 1}, 0, UserName(geteuid()), "pick", "1 GPU", 1};
   const StoppedCheck only_11 = [](int pid) { return pid == 11; };
   EXPECT_FALSE(TicketStopped(ticket, only_11));
   ticket.waiter = ProcessIdentity{11, 1};
@@ -781,10 +781,10 @@ TEST(LeaseStore, ATicketIsStoppedWhenItsHolderOrItsWaiterIs) {
 TEST(LeaseStore, ATicketWhoseWaiterIsGoneIsDeadThoughItsHolderLives) {
   Fixture f;
   f.Transact([&](LeaseTransaction& t) {
-    QueueTicket orphan{"", 0, Self(), geteuid(), UserName(geteuid()), "pick", "1 GPU", 0};
+    QueueTicket orphan{"", 0, Self(), geteuid(), UserName(geteuid()), "pick", "1 GPU", 1};
     orphan.waiter = testing::DeadProcess();
     Result<QueueTicket> first = t.TakeTicket(orphan);
-    QueueTicket waiting{"", 0, Self(), geteuid(), UserName(geteuid()), "pick", "1 GPU", 0};
+    QueueTicket waiting{"", 0, Self(), geteuid(), UserName(geteuid()), "pick", "1 GPU", 1};
     waiting.waiter = Self();
     Result<QueueTicket> second = t.TakeTicket(waiting);
     ASSERT_TRUE(first.ok() && second.ok());
@@ -826,11 +826,11 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
   testing::LiveChild last;
   testing::LiveChild newest;
   QueueTicket forged{"forged0",           0,        forger.identity(), geteuid(),
-                     UserName(geteuid()), "cut in", "1 GPU",           0};
+                     UserName(geteuid()), "cut in", "1 GPU",           1};
   ASSERT_TRUE(
       store->queue_dir().WriteFileAtomic(TicketFileName(forged), TicketToJson(forged)).ok());
   QueueTicket highest{"highest",           kMaxTicketSeq, last.identity(), geteuid(),
-                      UserName(geteuid()), "last",        "1 GPU",         0};
+                      UserName(geteuid()), "last",        "1 GPU",         1};
   ASSERT_TRUE(
       store->queue_dir().WriteFileAtomic(TicketFileName(highest), TicketToJson(highest)).ok());
   f.Transact([&](LeaseTransaction& t) {
@@ -844,7 +844,7 @@ TEST(LeaseStore, ATicketNumberedAheadOfOthersStillQueuesBehindThem) {
     EXPECT_EQ(place->ahead, 0u) << "ours is still the head";
     std::this_thread::sleep_for(30ms);
     Result<QueueTicket> after =
-        t.TakeTicket({"", 0, newest.identity(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 0});
+        t.TakeTicket({"", 0, newest.identity(), geteuid(), UserName(geteuid()), "cmd", "1 GPU", 1});
     ASSERT_TRUE(after.ok()) << after.error().message;
     EXPECT_EQ(after->seq, kMaxTicketSeq);
     place = PlaceOf(t, *after, RealFacts());
@@ -1048,7 +1048,7 @@ int Waiter(int index, int report_fd, const std::string& state) {
   QueueTicket mine;
   Status status = store->Transact([&](LeaseTransaction& t) -> Status {
     Result<QueueTicket> ticket =
-        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiter", "1 GPU", 0});
+        t.TakeTicket({"", 0, Self(), geteuid(), UserName(geteuid()), "waiter", "1 GPU", 1});
     if (!ticket) return ticket.error();
     mine = *ticket;
     return Ok{};
