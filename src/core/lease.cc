@@ -100,8 +100,9 @@ std::optional<Lease> HandedToJob(const Lease& lease, const LivenessFacts& facts)
     // The job is what the holder started and the process on the card
     // descends from: the script, not its first step, whose end would free
     // the card while the next step runs. Unless that runs as another user
-    // (sudo, a setuid wrapper): it cannot hold this user's lease (the next
-    // read would count it dead), so the process on the card, the user's, does.
+    // (sudo, a setuid wrapper): it holds this user's lease only while its
+    // parent, the user's, lives (RecordProcessAlive), so the process on the
+    // card, the user's, does.
     std::optional<int> top = holder_lives ? JobUnderHolder(on_gpu, lease, facts)
                                           : JobInSession(on_gpu, *lease.holder_session, facts);
     if (!top) continue;
@@ -135,7 +136,14 @@ bool RecordProcessAlive(const ProcessIdentity& process, uint32_t uid, const Live
   if (*start != process.start_time_ticks) return false;
   if (uid == 0 || !facts.process_uid) return true;
   std::optional<uint32_t> runs_as = facts.process_uid(process.pid);
-  return !runs_as || *runs_as == uid;
+  if (!runs_as || *runs_as == uid) return true;
+  // A command that made itself root (sudo, another setuid program) was
+  // still started by the user: its parent (gpupin run, the user's shell)
+  // runs as them. A process none of the user's started (init, a daemon,
+  // another user's job) has no such parent, and holds nothing.
+  if (!facts.parent_of) return false;
+  std::optional<int> parent = facts.parent_of(process.pid);
+  return parent && *parent > 1 && facts.process_uid(*parent) == uid;
 }
 
 }  // namespace gpupin

@@ -64,6 +64,32 @@ TEST(EvaluateLease, AHolderRunningAsAnotherUserIsNotTheHolder) {
   EXPECT_EQ(EvaluateLease(planted, facts), LeaseState::kLive) << "an unreadable owner is no proof";
 }
 
+TEST(EvaluateLease, AHolderThatMadeItselfRootIsHeldByTheUserWhoStartedIt) {
+  // gpupin run -- sudo ...: the holder (pid 10) now runs as root; its
+  // parent, the user's gpupin run (pid 9), does not.
+  LivenessFacts facts = World({{1, 7}, {9, 500}, {10, 555}, {20, 600}});
+  facts.process_uid = [](int pid) -> std::optional<uint32_t> {
+    return pid == 9 ? 1000u : pid == 30 ? 65534u : 0u;
+  };
+  facts.parent_of = [](int pid) -> std::optional<int> {
+    if (pid == 10) return 9;
+    if (pid == 20) return 30;  // started by another user's process
+    return 1;
+  };
+  Lease own = HeldBy(10, 555);
+  own.uid = 1000;
+  EXPECT_EQ(EvaluateLease(own, facts), LeaseState::kLive);
+  Lease planted = HeldBy(20, 600);  // a root process another user started
+  planted.uid = 1000;
+  EXPECT_EQ(EvaluateLease(planted, facts), LeaseState::kHolderGone);
+  Lease daemon = HeldBy(9, 500);  // runs as 1000, named in a record of 65534's
+  daemon.uid = 65534;
+  EXPECT_EQ(EvaluateLease(daemon, facts), LeaseState::kHolderGone);
+  Lease init = HeldBy(1, 7);
+  init.uid = 1000;
+  EXPECT_EQ(EvaluateLease(init, facts), LeaseState::kHolderGone);
+}
+
 TEST(EvaluateLease, ReservationLiveUntilDeadline) {
   Lease lease = HeldBy(10, 5);
   lease.reservation_deadline_unix_ms = 2000;
