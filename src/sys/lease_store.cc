@@ -357,7 +357,11 @@ std::string LeaseStore::LockHolder() const {
 }
 
 std::optional<std::string> LeaseStore::OwnerWarning() const {
-  if (root_.owner_uid() == 0 || !root_.shared()) return std::nullopt;
+  // A private directory of one's own is nobody else's business; one of
+  // another user's is theirs to empty, shared or not (root can use a 0700
+  // directory that someone else made).
+  if (root_.owner_uid() == 0 || (root_.owner_uid() == geteuid() && !root_.shared()))
+    return std::nullopt;
   return fmt::format(
       "the state directory {} belongs to {} (uid {}), who can remove everyone's leases in it "
       "(the sticky bit does not stop a directory's owner); ask an admin for a root-owned "

@@ -82,6 +82,14 @@ expect_eq "$ERR" "" "leases (writes none) in nobody's directory"
 GPUPIN_STATE_DIR="$TEST_TMP/tmp/gpupin" run_status gpupin doctor
 grep -Eq "^state_dir +fail .*belongs to nobody" <<<"$OUT" || fail "doctor's state_dir check: $OUT"
 
+# A private directory of nobody's is nobody's to empty too: root's job
+# there is warned.
+"${AS_NOBODY[@]}" mkdir -m 0700 "$TEST_TMP/tmp/private"
+GPUPIN_STATE_DIR="$TEST_TMP/tmp/private" run_status gpupin run -- true
+expect_eq "$STATUS" 0 "root's run in nobody's private directory: $ERR"
+expect_contains "$ERR" "belongs to nobody (uid $(id -u nobody)), who can remove everyone's leases" \
+  "root's run in nobody's private directory"
+
 # A part of nobody's directory made writable by all: root is told to choose
 # another directory, never to chmod a path that nobody can swap for a link.
 "${AS_NOBODY[@]}" chmod 0777 "$TEST_TMP/tmp/gpupin/leases"
