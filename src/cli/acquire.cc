@@ -643,8 +643,9 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
     // And the process the cards are for (run's command, the shell of env
     // or pick): gone, nobody would use them.
     watched.push_back(request.holder);
-    waiting_on.WatchProcesses(watched,
-                              [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); });
+    waiting_on.WatchProcesses(
+        watched, [&procfs](int pid) { return LiveProcessStartTime(procfs, pid); },
+        [&procfs](int pid) { return procfs.Hidden(pid); });
     waiting_on.WakeOnInterrupt(interrupts ? interrupts->wake_fd() : -1);
     auto poll = std::chrono::milliseconds(request.poll_ms);
     if (reserved) poll = std::min(poll, kReservationPoll);

@@ -160,9 +160,9 @@ void ChangeWatch::ForgetChangesSoFar() {
   if (inotify_.valid()) (void)DrainInotify(inotify_.get(), file_watch_);
 }
 
-void ChangeWatch::WatchProcesses(
-    const std::vector<ProcessIdentity>& processes,
-    const std::function<std::optional<uint64_t>(int pid)>& start_time) {
+void ChangeWatch::WatchProcesses(const std::vector<ProcessIdentity>& processes,
+                                 const std::function<std::optional<uint64_t>(int pid)>& start_time,
+                                 const std::function<bool(int pid)>& hidden) {
   std::map<std::pair<int, uint64_t>, UniqueFd> kept;
   unwatchable_processes_ = 0;
   const size_t most = MaxWatchedProcesses();
@@ -187,8 +187,15 @@ void ChangeWatch::WatchProcesses(
       continue;
     }
     // Checked after opening: the pidfd now pins this very process, so a
-    // matching start time means we watch the one we were asked to.
-    if (start_time(process.pid) != process.start_time_ticks) {
+    // matching start time means we watch the one we were asked to. One
+    // that cannot be read is watched as it is counted: alive
+    // (RecordProcessAlive), else its exit would be reported at every Wait.
+    const std::optional<uint64_t> start = start_time(process.pid);
+    if (!start && hidden && hidden(process.pid)) {
+      kept.emplace(key, std::move(fd));
+      continue;
+    }
+    if (start != process.start_time_ticks) {
       exited_already_ = true;
       continue;
     }
@@ -199,6 +206,9 @@ void ChangeWatch::WatchProcesses(
 
 WakeReason ChangeWatch::Wait(std::optional<std::chrono::steady_clock::time_point> deadline,
                              std::chrono::milliseconds poll_interval, bool poll_anyway) {
+  // Past the deadline nothing else counts: a caller woken again and again
+  // still ends on time.
+  if (deadline && std::chrono::steady_clock::now() >= *deadline) return WakeReason::kDeadline;
   if (exited_already_) {
     exited_already_ = false;
     return WakeReason::kProcessExited;

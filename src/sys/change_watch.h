@@ -66,10 +66,13 @@ class ChangeWatch {
 
   // Replaces the set of watched processes. A process whose PID is taken by
   // another process (start time differs) counts as exited. `start_time`
-  // checks identities; pass ProcFs-backed facts. Beyond 256 processes (or a
-  // quarter of RLIMIT_NOFILE), the rest are polled for.
+  // checks identities; pass ProcFs-backed facts. A process `hidden` says
+  // exists though its start time cannot be read (/proc's hidepid) is
+  // watched by its pidfd alone. Beyond 256 processes (or a quarter of
+  // RLIMIT_NOFILE), the rest are polled for.
   void WatchProcesses(const std::vector<ProcessIdentity>& processes,
-                      const std::function<std::optional<uint64_t>(int pid)>& start_time);
+                      const std::function<std::optional<uint64_t>(int pid)>& start_time,
+                      const std::function<bool(int pid)>& hidden = {});
 
   // Wait also ends, as kInterrupted, once `fd` is readable (and at every
   // Wait after that): InterruptGuard::wake_fd(). -1 watches nothing.

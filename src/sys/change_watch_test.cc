@@ -330,6 +330,25 @@ TEST(ChangeWatch, AProcessAlreadyGoneOrReplacedWakesAtOnce) {
   EXPECT_EQ(w.watch.Wait(Clock::now() + 5s, 10s), WakeReason::kProcessExited);
 }
 
+TEST(ChangeWatch, AProcessHiddenFromUsIsWatchedByItsPidfd) {
+  // /proc with hidepid: another user's process exists, its start time
+  // unreadable. It is not reported as gone until it goes.
+  Watched w;
+  Sleeper hidden;
+  auto unreadable = [](int) -> std::optional<uint64_t> { return std::nullopt; };
+  w.watch.WatchProcesses({hidden.identity}, unreadable, [&](int pid) { return pid == hidden.pid; });
+  EXPECT_EQ(w.watch.Wait(Clock::now() + 100ms, 10s), WakeReason::kDeadline);
+  auto [reason, latency] = WakeAfter(w.watch, [&] { kill(hidden.pid, SIGKILL); });
+  EXPECT_EQ(reason, WakeReason::kProcessExited);
+  EXPECT_LT(latency, 100ms);
+}
+
+TEST(ChangeWatch, PastTheDeadlineAnExitAlreadySeenDoesNotKeepAWaiterUp) {
+  Watched w;
+  w.watch.WatchProcesses({testing::DeadProcess()}, &StartTime);
+  EXPECT_EQ(w.watch.Wait(Clock::now() - 1ms, 10s), WakeReason::kDeadline);
+}
+
 TEST(ChangeWatch, AnExitIsReportedOnceAndWatchesCanBeReplaced) {
   Watched w;
   Sleeper first, second;

@@ -40,4 +40,12 @@ expect_eq "$STATUS" 0 "nobody's run of one card"
 expect_eq "$(hidden_nobody "$GPUPIN" --simulate "$scenario" --json leases | jq '.leases | length')" 1 \
   "root's lease, listed live to nobody"
 expect_eq "$(ls "$GPUPIN_STATE_DIR/leases")" "$leases_before" "root's lease file, kept"
+
+# A waiter for root's card watches its holder by pidfd, though it cannot
+# read it: it waits quietly and ends at its own deadline.
+started=$(now_ms)
+run_status hidden_nobody timeout 20 "$GPUPIN" --simulate "$scenario" run --wait=1s -n 4 -- true
+elapsed=$(($(now_ms) - started))
+expect_eq "$STATUS" 3 "nobody's run --wait=1s of all 4 cards: $ERR"
+((elapsed < 6000)) || fail "nobody's run --wait=1s took $elapsed ms"
 echo PASS
