@@ -73,7 +73,8 @@ std::optional<ProcessStat> ProcFs::Stat(int pid) const {
 }
 
 bool ProcFs::Hidden(int pid) const {
-  if (root_ != "/proc" || pid <= 0 || Stat(pid)) return false;
+  // Init is no user's job: a record naming it holds nothing, seen or not.
+  if (root_ != "/proc" || pid <= 1 || Stat(pid)) return false;
   return kill(pid, 0) == 0 || errno == EPERM;
 }
 

@@ -42,8 +42,8 @@ class ProcFs {
   std::vector<int> AllPids() const;
   // Whether process `pid` exists though its /proc entry cannot be read:
   // /proc mounted with hidepid hides other users' processes, which kill()
-  // still finds. Always false under a root other than /proc (a test's
-  // made-up processes).
+  // still finds. Never init (pid 1), and always false under a root other
+  // than /proc (a test's made-up processes).
   bool Hidden(int pid) const;
   // Minor numbers of the NVIDIA GPU device files (/dev/nvidiaN: character
   // major 195, minor < 255) the process holds open, found by stat() on its

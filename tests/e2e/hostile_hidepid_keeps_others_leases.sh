@@ -41,6 +41,18 @@ expect_eq "$(hidden_nobody "$GPUPIN" --simulate "$scenario" --json leases | jq '
   "root's lease, listed live to nobody"
 expect_eq "$(ls "$GPUPIN_STATE_DIR/leases")" "$leases_before" "root's lease file, kept"
 
+# A record naming init, hidden too, holds nothing: init is no user's job.
+uuid1=$("$GPUPIN" --simulate "$scenario" --json ls | jq -r '.gpus[1].uuid')
+init_start=$(awk '{ print $22 }' /proc/1/stat)
+jq -n --arg uuid "$uuid1" --argjson start "$init_start" --argjson uid "$(id -u nobody)" \
+  '{format_version: 1, id: "1-\($start)-0000beef", gpu_uuids: [$uuid], holder: {pid: 1, start_time_ticks: $start},
+    uid: $uid, user: "nobody", command: "hog", created_unix_ms: 0, reservation_baseline_pids: []}' \
+  >"$TEST_TMP/init-lease.json"
+chmod 0644 "$TEST_TMP/init-lease.json"
+"${AS_NOBODY[@]}" cp "$TEST_TMP/init-lease.json" "$GPUPIN_STATE_DIR/leases/1-$init_start-0000beef.json"
+run_status hidden_nobody "$GPUPIN" --simulate "$scenario" run --only 1 -- true
+expect_eq "$STATUS" 0 "a run on the card of a record naming init, under hidepid: $ERR"
+
 # A waiter for root's card watches its holder by pidfd, though it cannot
 # read it: it waits quietly and ends at its own deadline.
 started=$(now_ms)
