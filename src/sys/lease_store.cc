@@ -348,12 +348,15 @@ std::string LeaseStore::LockHolder() const {
   // closed it, while a child it started keeps the descriptor leaves only
   // its pid, which a process started since may have taken: it is not
   // named as the holder once its descriptors show it holds nothing.
-  if (!ProcFs().Stat(*pid))
+  const ProcFs procfs;
+  if (procfs.Hidden(*pid)) return fmt::format("pid {} (another user's, hidden by /proc)", *pid);
+  if (!procfs.Stat(*pid))
     return fmt::format("pid {} (no longer running: a process it started holds the lock open)",
                        *pid);
-  if (ProcFs().HoldsOpen(*pid, st.st_dev, st.st_ino) == false)
-    return fmt::format("a process started by pid {} (which no longer holds the lock open)", *pid);
-  return DescribeProcess(ProcFs(), *pid);
+  if (procfs.HoldsOpen(*pid, st.st_dev, st.st_ino) == false)
+    return fmt::format("a process that pid {} passed the lock to (pid {} no longer holds it open)",
+                       *pid, *pid);
+  return DescribeProcess(procfs, *pid);
 }
 
 std::optional<std::string> LeaseStore::OwnerWarning() const {

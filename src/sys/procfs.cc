@@ -185,32 +185,38 @@ std::vector<int> ProcFs::AllPids() const {
   return pids;
 }
 
+bool ProcFs::EachOpenFile(int pid, const std::function<bool(const struct stat&)>& visit) const {
+  std::error_code ec;
+  std::filesystem::directory_iterator fds(root_ + "/" + std::to_string(pid) + "/fd", ec);
+  for (; !ec && fds != std::filesystem::directory_iterator(); fds.increment(ec)) {
+    struct stat info;
+    if (stat(fds->path().c_str(), &info) == 0 && !visit(info)) return true;
+  }
+  return !ec;
+}
+
 std::vector<uint32_t> ProcFs::OpenNvidiaDeviceMinors(int pid) const {
   constexpr unsigned kNvidiaMajor = 195;
   constexpr unsigned kNvidiaControlMinor = 255;
   std::set<uint32_t> minors;
-  std::error_code ec;
-  std::filesystem::directory_iterator fds(root_ + "/" + std::to_string(pid) + "/fd", ec);
-  for (; !ec && fds != std::filesystem::directory_iterator(); fds.increment(ec)) {
-    struct stat info;
-    if (stat(fds->path().c_str(), &info) != 0 || !S_ISCHR(info.st_mode)) continue;
-    if (major(info.st_rdev) == kNvidiaMajor && minor(info.st_rdev) < kNvidiaControlMinor) {
+  EachOpenFile(pid, [&](const struct stat& info) {
+    if (S_ISCHR(info.st_mode) && major(info.st_rdev) == kNvidiaMajor &&
+        minor(info.st_rdev) < kNvidiaControlMinor)
       minors.insert(minor(info.st_rdev));
-    }
-  }
+    return true;
+  });
   return {minors.begin(), minors.end()};
 }
 
 std::optional<bool> ProcFs::HoldsOpen(int pid, uint64_t device, uint64_t inode) const {
-  std::error_code ec;
-  std::filesystem::directory_iterator fds(root_ + "/" + std::to_string(pid) + "/fd", ec);
-  if (ec) return std::nullopt;
-  for (; !ec && fds != std::filesystem::directory_iterator(); fds.increment(ec)) {
-    struct stat info;
-    if (stat(fds->path().c_str(), &info) == 0 && info.st_dev == device && info.st_ino == inode)
-      return true;
-  }
-  return false;
+  bool found = false;
+  const bool listed = EachOpenFile(pid, [&](const struct stat& info) {
+    found = info.st_dev == device && info.st_ino == inode;
+    return !found;
+  });
+  // A listing cut short (the process exited meanwhile) proves nothing.
+  if (!found && !listed) return std::nullopt;
+  return found;
 }
 
 std::optional<uint64_t> ProcFs::UptimeTicks() const {

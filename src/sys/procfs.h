@@ -3,7 +3,10 @@
 // user at any moment: every call returns nullopt / an Error, never throws.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +69,11 @@ class ProcFs {
   const std::string& root() const { return root_; }
 
  private:
+  // Calls `visit` with what each open descriptor of the process refers to
+  // until it returns false; whether its descriptors could all be listed (or
+  // `visit` stopped the listing).
+  bool EachOpenFile(int pid, const std::function<bool(const struct stat&)>& visit) const;
+
   std::string root_;
   // Set by RememberingStats: what Stat read, by pid (nullopt: no such process).
   std::shared_ptr<std::map<int, std::optional<ProcessStat>>> remembered_stats_;
