@@ -115,7 +115,8 @@ children_cpu_ms() {
   local line
   times >"$TEST_TMP/times"
   { read -r _ && read -r line; } <"$TEST_TMP/times"
-  [[ $line =~ ^([0-9]+)m([0-9]+)\.([0-9]+)s\ ([0-9]+)m([0-9]+)\.([0-9]+)s$ ]] || fail "times said: $line"
+  # The decimal point is the locale's.
+  [[ $line =~ ^([0-9]+)m([0-9]+)[.,]([0-9]+)s\ ([0-9]+)m([0-9]+)[.,]([0-9]+)s$ ]] || fail "times said: $line"
   local r=("${BASH_REMATCH[@]}")
   CHILDREN_MS=$(((10#${r[1]} + 10#${r[4]}) * 60000 + (10#${r[2]} + 10#${r[5]}) * 1000 + 10#${r[3]} + 10#${r[6]}))
 }
