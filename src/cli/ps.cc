@@ -8,6 +8,7 @@
 #include "cli/gpu_processes.h"
 #include "cli/leftover_kill.h"
 #include "cli/machine_state.h"
+#include "core/gpu_list.h"
 #include "core/printable.h"
 #include "core/units.h"
 #include "out/inventory_json.h"
@@ -163,9 +164,9 @@ Result<int> Ps(World& world, const PsOptions& options) {
   if (!rows.empty()) std::fputs(table.Render().c_str(), stdout);
   // Processes NVML would not list are unknown, not absent.
   if (!unknown.empty()) {
-    std::fputs(fmt::format("note: NVML does not list the processes of GPU {}; what runs there is "
+    std::fputs(fmt::format("note: NVML does not list the processes of {}; what runs there is "
                            "unknown\n",
-                           fmt::join(unknown, ", "))
+                           GpuList(unknown))
                    .c_str(),
                stdout);
   }

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/gpu_list.h"
 #include "core/gpu_process_walk.h"
 #include "core/slurm_ids.h"
 #include "core/units.h"
@@ -386,12 +387,12 @@ Finding CheckLeftovers(const DoctorFacts& facts) {
   // Leftovers on a GPU whose processes NVML would not list are unknown,
   // not absent.
   const std::vector<uint32_t> unknown = GpusWithUnknownProcesses(facts.inventory);
-  const std::string unlisted =
-      unknown.empty() ? ""
-                      : fmt::format(
-                            "NVML does not list the processes of GPU {}: leftovers there "
-                            "are unknown",
-                            fmt::join(unknown, ", "));
+  const std::string unlisted = unknown.empty()
+                                   ? ""
+                                   : fmt::format(
+                                         "NVML does not list the processes of {}: leftovers there "
+                                         "are unknown",
+                                         GpuList(unknown));
   if (facts.leftovers.empty()) {
     if (unknown.empty()) return {"leftovers", Verdict::kOk, "no leftover processes", ""};
     const bool all = unknown.size() == facts.inventory.gpus.size();

@@ -529,7 +529,7 @@ TEST(DoctorLeftoversTest, AGpuWhoseProcessesNvmlWillNotListIsUnknownNotClear) {
 
   for (Gpu& gpu : facts.inventory.gpus) gpu.processes_known = false;
   EXPECT_EQ(Only(facts, "leftovers").evidence,
-            "NVML does not list the processes of GPU 0, 1: leftovers there are unknown");
+            "NVML does not list the processes of GPUs 0,1: leftovers there are unknown");
 
   facts.inventory.gpus[0].processes_known = true;
   facts.leftovers = {{{0}, 5000, "bob", "python eval.py", kGiB, "orphaned", false, false}};

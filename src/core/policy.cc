@@ -9,6 +9,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/gpu_list.h"
 #include "core/printable.h"
 #include "core/topology.h"
 #include "core/units.h"
@@ -823,8 +824,7 @@ Error NoGpuError(const PolicyInput& input, const std::vector<Excluded>& exclusio
   std::vector<std::string> blocked;
   blocked.reserve(blocked_by.size());
   for (const auto& [reason, indices] : blocked_by) {
-    blocked.push_back(fmt::format("GPU{} {} {}", indices.size() == 1 ? "" : "s",
-                                  fmt::join(indices, ","), reason));
+    blocked.push_back(fmt::format("{} {}", GpuList(indices), reason));
   }
   std::string head = eligible == 0
                          ? "no GPU available"

@@ -41,14 +41,16 @@ bool Unsafe(char32_t c) {
 // What a terminal shows as nothing, so that text can hide in plain sight:
 // "ro\u00adot" and "ro\u200bot" both read "root". The soft hyphen, zero
 // width spaces and joiners, invisible operators, the byte order mark,
-// fillers and variation selectors, interlinear annotation marks, and tags.
+// fillers and variation selectors, interlinear annotation marks, shorthand
+// format controls, and tags (with the rest of the plane's E0000-E0FFF,
+// which Unicode keeps default-ignorable).
 bool Invisible(char32_t c) {
   return c == 0x00AD || c == 0x034F || c == 0x115F || c == 0x1160 || c == 0x17B4 || c == 0x17B5 ||
          (c >= 0x180B && c <= 0x180F) || (c >= 0x200B && c <= 0x200D) ||
          (c >= 0x2060 && c <= 0x2065) || (c >= 0x206A && c <= 0x206F) || c == 0x3164 ||
          (c >= 0xFE00 && c <= 0xFE0F) || c == 0xFEFF || c == 0xFFA0 ||
-         (c >= 0xFFF9 && c <= 0xFFFB) || (c >= 0x1D173 && c <= 0x1D17A) ||
-         (c >= 0xE0000 && c <= 0xE007F) || (c >= 0xE0100 && c <= 0xE01EF);
+         (c >= 0xFFF9 && c <= 0xFFFB) || (c >= 0x1BCA0 && c <= 0x1BCA3) ||
+         (c >= 0x1D173 && c <= 0x1D17A) || (c >= 0xE0000 && c <= 0xE0FFF);
 }
 
 }  // namespace

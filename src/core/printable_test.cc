@@ -22,6 +22,7 @@ TEST(PrintableTest, UnicodeControlsAndBrokenUtf8CannotReachTheTerminalEither) {
   // operators, Hangul fillers, variation selectors and tags.
   EXPECT_EQ(Printable("r\u200bo\u200do\ufefft\u2060 \u3164\u115f\ufe0f\U000E0041\U000E0001."),
             "r?o?o?t? ?????.");
+  EXPECT_EQ(Printable("a\U000E0100b\U0001D173c\ufff9d\U0001BCA0e\U000E0FFFf"), "a?b?c?d?e?f");
   // A lone C1 byte (a CSI under an 8-bit terminal), a truncated sequence,
   // an overlong "/", a surrogate, a byte never in UTF-8.
   EXPECT_EQ(Printable("a\x9b"

@@ -577,6 +577,9 @@ Result<QueueTicket> LeaseTransaction::TakeTicket(QueueTicket ticket) {
   if (!IsValidRecordId(ticket.id)) {
     return MakeError(ExitCode::kError, fmt::format("invalid ticket id '{}'", ticket.id));
   }
+  // What every reader would skip (TicketFromJson) is not written.
+  if (ticket.count < 1)
+    return MakeError(ExitCode::kError, "a queue ticket asks for at least one card");
   RecordListing listing = List(queue_);
   if (unlisted_) return *unlisted_;
   uint64_t last = 0;

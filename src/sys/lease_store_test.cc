@@ -599,6 +599,15 @@ TEST(LeaseStore, AnotherUsersLeaseCanBeReadButNotRemoved) {
   });
 }
 
+TEST(LeaseStore, ATicketForNoCardIsNotWritten) {
+  Fixture f;
+  f.Transact([&](LeaseTransaction& t) {
+    QueueTicket ticket{"", 0, Self(), geteuid(), UserName(geteuid()), "cmd", "0 GPUs", 0};
+    EXPECT_FALSE(t.TakeTicket(ticket).ok());
+    EXPECT_TRUE(t.ReadTickets().empty());
+  });
+}
+
 TEST(LeaseStore, TicketsAreNumberedInOrderAndDeadOnesSkipped) {
   Fixture f;
   ProcessIdentity dead_holder = testing::DeadProcess();
