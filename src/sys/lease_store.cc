@@ -348,7 +348,7 @@ std::string LeaseStore::LockHolder() const {
   // closed it, while a child it started keeps the descriptor leaves only
   // its pid, which a process started since may have taken: it is not
   // named as the holder once its descriptors show it holds nothing.
-  const ProcFs procfs;
+  const ProcFs procfs = ProcFs().RememberingStats();  // one read of its stat for all three
   if (procfs.Hidden(*pid)) return fmt::format("pid {} (another user's, hidden by /proc)", *pid);
   if (!procfs.Stat(*pid))
     return fmt::format("pid {} (no longer running: a process it started holds the lock open)",

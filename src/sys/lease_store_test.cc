@@ -1134,37 +1134,61 @@ TEST(LeaseStoreQueue, WaitersAreServedFirstComeFirstServed) {
   });
 }
 
+// A process that takes the flock on `lock` and passes its descriptor to a
+// child that keeps it; then it exits (kExits) or closes its own descriptor
+// and stays (kStays). Both are in a process group of the taker's pid, ended
+// whole however the test ends: a failed assertion leaves nothing paused.
+class LockTaker {
+ public:
+  enum Then { kExits, kStays };
+
+  LockTaker(const std::string& lock, Then then) {
+    int ready[2];
+    if (pipe(ready) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      const int fd = open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+      if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+      if (fork() == 0) pause();  // keeps the descriptor
+      close(fd);
+      const char done = 'x';
+      (void)!write(ready[1], &done, 1);
+      if (then == kExits) _exit(0);
+      pause();
+    }
+    close(ready[1]);
+    char done = 0;
+    ready_ = pid_ > 0 && read(ready[0], &done, 1) == 1 &&
+             (then == kStays || waitpid(pid_, nullptr, 0) == pid_);
+    close(ready[0]);
+  }
+  ~LockTaker() {
+    if (pid_ <= 0) return;
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+
+  bool ready() const { return ready_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool ready_ = false;
+};
+
 TEST(LeaseStore, ALockHeldByTheChildOfAGoneProcessIsSaidSo) {
   // /proc/locks keeps the pid of the process that took the lock: here one
   // that exits at once, leaving the descriptor to the child it started.
   Fixture f;
   Result<LeaseStore> store = f.Open();
   ASSERT_TRUE(store.ok()) << store.error().message;
-  const std::string lock = f.tmp / "state/lock";
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t taker = fork();
-  ASSERT_GE(taker, 0);
-  if (taker == 0) {
-    const int fd = open(lock.c_str(), O_RDWR | O_CREAT, 0644);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
-    if (fork() == 0) {
-      const pid_t self = getpid();
-      (void)!write(ready[1], &self, sizeof self);
-      pause();  // holds the descriptor until the test kills it
-    }
-    _exit(0);
-  }
-  close(ready[1]);
-  int status = 0;
-  ASSERT_EQ(waitpid(taker, &status, 0), taker);
-  pid_t keeper = 0;
-  ASSERT_EQ(read(ready[0], &keeper, sizeof keeper), static_cast<ssize_t>(sizeof keeper));
-  close(ready[0]);
-  EXPECT_EQ(
-      store->LockHolder(),
-      fmt::format("pid {} (no longer running: a process it started holds the lock open)", taker));
-  kill(keeper, SIGKILL);
+  LockTaker taker(f.tmp / "state/lock", LockTaker::kExits);
+  ASSERT_TRUE(taker.ready());
+  EXPECT_EQ(store->LockHolder(),
+            fmt::format("pid {} (no longer running: a process it started holds the lock open)",
+                        taker.pid()));
 }
 
 TEST(LeaseStore, ALockPassedOnByALiveProcessIsNotBlamedOnIt) {
@@ -1173,38 +1197,11 @@ TEST(LeaseStore, ALockPassedOnByALiveProcessIsNotBlamedOnIt) {
   Fixture f;
   Result<LeaseStore> store = f.Open();
   ASSERT_TRUE(store.ok()) << store.error().message;
-  const std::string lock = f.tmp / "state/lock";
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t taker = fork();
-  ASSERT_GE(taker, 0);
-  if (taker == 0) {
-    setpgid(0, 0);  // a group of its own, that the test ends whole
-    const int fd = open(lock.c_str(), O_RDWR | O_CREAT, 0644);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
-    if (fork() == 0) pause();  // keeps the descriptor
-    close(fd);
-    const char done = 'x';
-    (void)!write(ready[1], &done, 1);
-    pause();
-  }
-  // Ended whole however the test ends: a failed assertion leaves no
-  // process paused for ever.
-  struct EndGroup {
-    pid_t group;
-    ~EndGroup() {
-      kill(-group, SIGKILL);
-      kill(group, SIGKILL);
-      waitpid(group, nullptr, 0);
-    }
-  } end_group{taker};
-  close(ready[1]);
-  char done = 0;
-  ASSERT_EQ(read(ready[0], &done, 1), 1);
-  close(ready[0]);
+  LockTaker taker(f.tmp / "state/lock", LockTaker::kStays);
+  ASSERT_TRUE(taker.ready());
   EXPECT_EQ(store->LockHolder(),
             fmt::format("a process that pid {} passed the lock to (pid {} no longer holds it open)",
-                        taker, taker));
+                        taker.pid(), taker.pid()));
 }
 
 }  // namespace

@@ -176,10 +176,11 @@ class DeviceQueries {
   // the compute list must answer, since jobs run there.
   bool Processes(std::vector<std::byte>& scratch, std::vector<GpuProcess>& processes) {
     if (!fn_.compute_processes.available()) return false;
-    for (auto [query, kind] : {std::pair{fn_.compute_processes, ProcessKind::kCompute},
-                               std::pair{fn_.graphics_processes, ProcessKind::kGraphics}}) {
-      if (!query.available()) continue;
-      const nvmlReturn_t code = ReadProcessList(query, handle_, kind, scratch, processes);
+    // By address: each list's symbols are a vector, not copied per card.
+    for (auto [query, kind] : {std::pair{&fn_.compute_processes, ProcessKind::kCompute},
+                               std::pair{&fn_.graphics_processes, ProcessKind::kGraphics}}) {
+      if (!query->available()) continue;
+      const nvmlReturn_t code = ReadProcessList(*query, handle_, kind, scratch, processes);
       if (kind == ProcessKind::kGraphics && code == NVML_ERROR_NOT_SUPPORTED) continue;
       if (!Check(code, "reading processes")) return false;
     }
