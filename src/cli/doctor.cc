@@ -114,6 +114,7 @@ void GatherLeftovers(const World& world, const std::optional<std::vector<Lease>>
   facts.leftovers =
       LeftoversOf(DescribeGpuProcessRows(facts.inventory, leases, liveness, world.procfs()),
                   static_cast<uint32_t>(getuid()));
+  facts.as_root = geteuid() == 0;
 }
 
 // gpupin holds the state lock for milliseconds: longer, and every gpupin

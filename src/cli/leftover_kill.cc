@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/gpu_facts.h"
+#include "core/gpu_list.h"
 #include "core/gpu_process_walk.h"
 #include "core/leftovers.h"
 #include "core/printable.h"
@@ -87,8 +88,20 @@ Result<int> KillLeftovers(World& world, const KillOptions& options, const Invent
     if (d.end) to_end.push_back(&d);
   }
   const bool json = world.options().json;
+  // A GPU whose processes NVML would not list may hold leftovers that
+  // nothing here can see, let alone end.
+  const std::vector<uint32_t> unknown = GpusWithUnknownProcesses(before);
   if (!json) {
-    if (to_end.empty()) std::puts("no leftover GPU process of yours to end");
+    if (!unknown.empty()) {
+      std::printf(
+          "note: NVML does not list the processes of %s; leftovers there are unknown "
+          "and none is ended\n",
+          GpuList(unknown).c_str());
+    }
+    if (to_end.empty()) {
+      std::puts(unknown.empty() ? "no leftover GPU process of yours to end"
+                                : "no leftover GPU process of yours to end on the other GPUs");
+    }
     for (const KillDecision& d : decisions) {
       std::printf("%s %s%s\n", d.end ? (options.dry_run ? "would end" : "to end:") : "leaving",
                   Describe(d.process).c_str(), d.end ? "" : (": " + d.why_not).c_str());
@@ -167,7 +180,8 @@ Result<int> KillLeftovers(World& world, const KillOptions& options, const Invent
     nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
                                   {"dry_run", options.dry_run},
                                   {"processes", processes},
-                                  {"gpus", gpus}};
+                                  {"gpus", gpus},
+                                  {"process_lists_unknown", unknown}};
     std::printf("%s\n", JsonText(out).c_str());
     return all_gone ? 0 : 1;
   }

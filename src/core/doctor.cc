@@ -396,9 +396,13 @@ Finding CheckLeftovers(const DoctorFacts& facts) {
   if (facts.leftovers.empty()) {
     if (unknown.empty()) return {"leftovers", Verdict::kOk, "no leftover processes", ""};
     const bool all = unknown.size() == facts.inventory.gpus.size();
+    // NVML lists some cards' processes only to root; refused to root, the
+    // card itself does not answer.
     return {"leftovers", Verdict::kWarn, all ? unlisted : unlisted + "; none on the others",
-            "sudo gpupin ps --leftovers, where NVML lists processes only to root (a GPU that "
-            "does not answer: see health)"};
+            facts.as_root ? "see health for a GPU that does not answer; nvidia-smi -q -d PIDS "
+                            "shows what the driver will say"
+                          : "sudo gpupin ps --leftovers, where NVML lists processes only to "
+                            "root (a GPU that does not answer: see health)"};
   }
   std::vector<std::string> items;
   std::vector<uint32_t> own_running;
@@ -505,7 +509,7 @@ Finding CheckStateDir(const DoctorFacts& facts) {
                         "does not stop a directory's owner)",
                         facts.state_dir, *facts.state_dir_user_owner),
             "have root create /run/gpupin for everyone (gpupin uses it when it exists): the "
-            "package's tmpfiles.d entry does, with sudo systemd-tmpfiles --create"};
+            "package's tmpfiles.d entry does (as root: systemd-tmpfiles --create)"};
   }
   if (facts.state_lock_holder) {
     return {"state_dir", Verdict::kFail,

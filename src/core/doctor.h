@@ -71,6 +71,7 @@ struct DoctorFacts {
   ContainerFacts container;
   BusyThreshold busy;
   std::vector<LeftoverProcess> leftovers;  // one per process (MergeLeftovers)
+  bool as_root = false;                    // the caller: root sees every process NVML will list
   int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe

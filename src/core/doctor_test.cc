@@ -538,6 +538,16 @@ TEST(DoctorLeftoversTest, AGpuWhoseProcessesNvmlWillNotListIsUnknownNotClear) {
                                 "there are unknown"));
 }
 
+TEST(DoctorLeftoversTest, RootIsNotToldToUseSudoForListsNvmlRefusesEvenToRoot) {
+  DoctorFacts facts = HealthyFacts();
+  facts.inventory.gpus[1].processes_known = false;
+  facts.as_root = true;
+  Finding f = Only(facts, "leftovers");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.fix, testing::Not(HasSubstr("sudo")));
+  EXPECT_THAT(f.fix, HasSubstr("health"));
+}
+
 TEST(DoctorLeftoversTest, LongListsStayOneLine) {
   DoctorFacts facts = HealthyFacts();
   for (uint32_t pid = 100; pid < 106; ++pid) {

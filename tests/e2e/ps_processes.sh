@@ -20,6 +20,12 @@ run_status "$GPUPIN" "${UNLISTED[@]}" ps --leftovers
 expect_contains "$OUT" "no leftover GPU processes on the other GPUs" "ps --leftovers there"
 expect_eq "$("$GPUPIN" "${UNLISTED[@]}" --json ps | jq -c .process_lists_unknown)" "[1]" "ps --json names the card"
 expect_eq "$("$GPUPIN" "${SIM[@]}" --json ps | jq -c .process_lists_unknown)" "[]" "and none where all are listed"
+# --kill cannot end what it cannot see, and says so.
+run_status "$GPUPIN" "${UNLISTED[@]}" ps --leftovers --kill --yes
+expect_eq "$STATUS:$OUT" "0:note: NVML does not list the processes of GPU 1; leftovers there are unknown and none is ended
+no leftover GPU process of yours to end on the other GPUs" "ps --leftovers --kill with GPU 1's processes unknown"
+expect_eq "$("$GPUPIN" "${UNLISTED[@]}" --json ps --leftovers --kill --yes | jq -c .process_lists_unknown)" "[1]" \
+  "ps --leftovers --kill --json names the card"
 expect_eq "$("$GPUPIN" "${UNLISTED[@]}" --json doctor | jq -r '.findings[] | select(.check == "leftovers") | .verdict')" warn \
   "doctor's leftovers check does not call the card clear"
 
