@@ -244,7 +244,7 @@ Json ToJson(const std::vector<Finding>& findings, const DoctorFacts& facts) {
                       {"fix", p.fix.empty() ? Json(nullptr) : Json(p.fix)}});
   }
   return Json{{"schema_version", kJsonSchemaVersion},
-              {"ok", DoctorExitCode(findings) == ExitCode::kOk},
+              {"ok", DoctorExitCode(facts, findings) == ExitCode::kOk},
               {"findings", items},
               {"python", python}};
 }
@@ -271,7 +271,7 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   } else {
     std::fputs(Render(findings, world.terminal()).c_str(), stdout);
   }
-  return static_cast<int>(DoctorExitCode(findings));
+  return static_cast<int>(DoctorExitCode(facts, findings));
 }
 
 }  // namespace
@@ -290,7 +290,8 @@ CommandSpec DoctorCommand() {
                      "and compare with gpupin's model");
         app.footer(
             "Exit status: 0 when no check fails, 1 otherwise; 2 usage (an unreadable FILE.py or\n"
-            "--simulate file); 4 when --probe finds no simulated libcuda.\n"
+            "--simulate file); 4 when NVML cannot be loaded (the failed nvml check), or when\n"
+            "--probe finds no simulated libcuda.\n"
             "Examples:\n"
             "  gpupin doctor                 the machine and this shell's environment\n"
             "  gpupin doctor train.py        also: is CUDA_VISIBLE_DEVICES set too late?\n"

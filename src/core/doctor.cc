@@ -611,7 +611,8 @@ std::vector<Finding> RunDoctorChecks(const DoctorFacts& facts) {
   return out;
 }
 
-ExitCode DoctorExitCode(const std::vector<Finding>& findings) {
+ExitCode DoctorExitCode(const DoctorFacts& facts, const std::vector<Finding>& findings) {
+  if (facts.nvml_error) return ExitCode::kNvmlUnavailable;
   bool failed = std::any_of(findings.begin(), findings.end(),
                             [](const Finding& f) { return f.verdict == Verdict::kFail; });
   return failed ? ExitCode::kError : ExitCode::kOk;

@@ -95,8 +95,10 @@ struct DoctorFacts {
 // Every check, in a fixed order; Python findings last, one entry each.
 std::vector<Finding> RunDoctorChecks(const DoctorFacts& facts);
 
-// kOk when no finding failed, else kError (exit 1).
-ExitCode DoctorExitCode(const std::vector<Finding>& findings);
+// kNvmlUnavailable (exit 4) when NVML could not be loaded or initialised,
+// as for every command; else kOk when no finding failed, and kError (exit 1)
+// when one did.
+ExitCode DoctorExitCode(const DoctorFacts& facts, const std::vector<Finding>& findings);
 
 // Whether NVML's process ids exist here: all of them must (a few small host
 // PIDs may exist by chance in a container). Nullopt when NVML lists none.

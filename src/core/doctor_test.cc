@@ -68,7 +68,7 @@ TEST(DoctorTest, HealthyMachinePassesEveryCheck) {
             (std::vector<std::string>{"nvml", "health", "persistence", "cuda_visible_devices",
                                       "device_order", "slurm", "container", "busy", "leftovers",
                                       "reserved", "leases", "state_dir"}));
-  EXPECT_EQ(DoctorExitCode(findings), ExitCode::kOk);
+  EXPECT_EQ(DoctorExitCode(HealthyFacts(), findings), ExitCode::kOk);
 }
 
 TEST(DoctorReservedTest, OkNamesTheCardsKeptForOnly) {
@@ -93,7 +93,7 @@ TEST(DoctorReservedTest, WarnsOfAnIdThatNamesNoCard) {
   EXPECT_THAT(f.evidence, HasSubstr("reserved GPU-: ambiguous, matches GPU 0, GPU 1"));
   EXPECT_THAT(f.evidence, Not(HasSubstr("reserved 0:")));
   EXPECT_THAT(f.fix, HasSubstr("/etc/gpupin/config.toml"));
-  EXPECT_EQ(DoctorExitCode({f}), ExitCode::kOk);
+  EXPECT_EQ(DoctorExitCode(facts, {f}), ExitCode::kOk);
 }
 
 TEST(DoctorReservedTest, ACardWithoutUuidMayBeTheOneAnIdNames) {
@@ -140,7 +140,8 @@ TEST(DoctorNvmlTest, FailsWhenNvmlIsMissingAndSkipsTheGpuChecks) {
     EXPECT_NE(other.check, "persistence");
     EXPECT_NE(other.check, "cuda_visible_devices");
   }
-  EXPECT_EQ(DoctorExitCode(findings), ExitCode::kError);
+  // As every command says of a missing driver, whatever else failed.
+  EXPECT_EQ(DoctorExitCode(facts, findings), ExitCode::kNvmlUnavailable);
 }
 
 TEST(DoctorNvmlTest, VersionMismatchErrorSaysToReload) {
@@ -611,7 +612,7 @@ TEST(DoctorProbeTest, FailsWhenTheDriverGivesNoAnswer) {
   Finding f = Only(facts, "cuda_probe");
   EXPECT_EQ(f.verdict, Verdict::kFail);
   EXPECT_THAT(f.evidence, HasSubstr("libcuda.so.1 gave no answer: cannot load libcuda.so.1"));
-  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
+  EXPECT_EQ(DoctorExitCode(facts, RunDoctorChecks(facts)), ExitCode::kError);
 }
 
 TEST(DoctorStateDirTest, AMissingDirectoryFailsOnlyWhenNamed) {
@@ -638,7 +639,7 @@ TEST(DoctorStateDirTest, UnsafeStateDirFails) {
   EXPECT_EQ(f.verdict, Verdict::kFail);
   EXPECT_EQ(f.evidence, "/tmp/gpupin: is a symlink to /home/mallory/x");
   EXPECT_THAT(f.fix, HasSubstr("--state-dir"));
-  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
+  EXPECT_EQ(DoctorExitCode(facts, RunDoctorChecks(facts)), ExitCode::kError);
 }
 
 TEST(DoctorStateDirTest, ADirectoryOwnedByAUserFails) {
@@ -652,7 +653,7 @@ TEST(DoctorStateDirTest, ADirectoryOwnedByAUserFails) {
             "sticky bit does not stop a directory's owner)");
   EXPECT_THAT(f.fix, HasSubstr("/run/gpupin"));
   EXPECT_THAT(f.fix, HasSubstr("systemd-tmpfiles --create"));
-  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kError);
+  EXPECT_EQ(DoctorExitCode(facts, RunDoctorChecks(facts)), ExitCode::kError);
 }
 
 TEST(DoctorPythonTest, OneEntryPerFindingWithItsVerdict) {
@@ -676,7 +677,7 @@ TEST(DoctorPythonTest, OneEntryPerFindingWithItsVerdict) {
 
   facts.python_findings.pop_back();
   facts.python_findings[0].kind = PythonFindingKind::kDataParallelWithoutDeviceIds;
-  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(facts)), ExitCode::kOk);
+  EXPECT_EQ(DoctorExitCode(facts, RunDoctorChecks(facts)), ExitCode::kOk);
 }
 
 TEST(DoctorPythonTest, CleanFilesAreOk) {

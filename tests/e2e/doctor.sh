@@ -59,7 +59,7 @@ expect_eq "$STATUS" 2 "missing file status"
 
 # No NVML: the nvml check fails with its fix, and the GPU checks are left out.
 run_status "$GPUPIN" --nvml /nonexistent/libnvidia-ml.so.1 doctor
-expect_eq "$STATUS" 1 "no NVML status"
+expect_eq "$STATUS" 4 "no NVML: exit 4, as for every command"
 grep -Eq '^nvml +fail ' <<<"$OUT" || fail "nvml should fail: $OUT"
 expect_contains "$OUT" "fix: install or load the NVIDIA driver" "nvml fix"
 [[ "$OUT" != *busy* ]] || fail "GPU checks are left out without NVML: $OUT"
