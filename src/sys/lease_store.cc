@@ -295,8 +295,8 @@ void LeaseStore::Nudge(const QueueTicket& ticket) const {
 }
 
 bool LeaseStore::QueueMayHaveTickets() const {
-  Result<std::vector<std::string>> names = queue_.List();
-  return !names.ok() || !names->empty();
+  Result<bool> names = queue_.HasNames();
+  return !names.ok() || *names;
 }
 
 std::optional<FileLock> LeaseStore::TakeArrivalTurn(std::chrono::milliseconds timeout) const {

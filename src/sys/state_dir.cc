@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -304,7 +307,7 @@ Result<FileInfo> StateDir::Info(const std::string& name) const {
   return FileInfoOf(st);
 }
 
-Result<std::vector<std::string>> StateDir::List() const {
+Status StateDir::ForEachName(const std::function<bool(const char* name)>& each) const {
   int copy = openat(fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (copy < 0) return SystemError(fmt::format("cannot list {}", path_));
   std::unique_ptr<DIR, int (*)(DIR*)> dir(fdopendir(copy), closedir);
@@ -312,11 +315,59 @@ Result<std::vector<std::string>> StateDir::List() const {
     close(copy);
     return SystemError(fmt::format("cannot list {}", path_));
   }
-  std::vector<std::string> names;
   while (dirent* entry = readdir(dir.get())) {
-    if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != ".." && !each(entry->d_name)) break;
   }
+  return Ok{};
+}
+
+Error StateDir::Flooded(const std::vector<std::string>& names) const {
+  std::map<uint32_t, size_t> per_owner;
+  for (const std::string& name : names) {
+    if (Result<FileInfo> info = Info(name); info.ok()) ++per_owner[info->owner_uid];
+  }
+  auto most = std::max_element(per_owner.begin(), per_owner.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  const std::string whose = most == per_owner.end()
+                                ? ""
+                                : fmt::format(", {} of the first {} owned by {}", most->second,
+                                              names.size(), Who(most->first));
+  const std::string fix =
+      most == per_owner.end()
+          ? fmt::format("have its extra names removed from {}", path_)
+          : fmt::format("have root remove them: find {} -user {} -delete", path_, most->first);
+  return MakeError(ExitCode::kError,
+                   fmt::format("state directory part {} holds more than {} names{}: more than "
+                               "gpupin ever writes there, so someone flooded it, and gpupin reads "
+                               "no further rather than miss a lease; {}",
+                               path_, names.size(), whose, fix));
+}
+
+Result<std::vector<std::string>> StateDir::List(size_t most) const {
+  // Hidden names count too: temp files are as many as the writers that
+  // died mid-write, and a flood may hide its names.
+  std::vector<std::string> names;
+  bool flooded = false;
+  Status listed = ForEachName([&](const char* name) {
+    flooded = names.size() == most;
+    if (!flooded) names.emplace_back(name);
+    return !flooded;
+  });
+  if (!listed.ok()) return listed.error();
+  if (flooded) return Flooded(names);
+  std::erase_if(names, [](const std::string& name) { return name.starts_with('.'); });
   return names;
+}
+
+Result<bool> StateDir::HasNames() const {
+  bool found = false;
+  Status listed = ForEachName([&](const char* name) {
+    found = name[0] != '.';
+    return !found;
+  });
+  if (!listed.ok()) return listed.error();
+  return found;
 }
 
 Result<LockAttempt> StateDir::Lock(const std::string& name,

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,13 @@ struct LockAttempt {
   uint64_t inode = 0;
 };
 
+// The most names a reader goes through in one folder of the state
+// directory: 64 times what gpupin writes for one user (kMaxRecordsPerUser),
+// so that more can only be a flood. Refused at once: read in full, millions
+// of names cost every command seconds and hundreds of MiB under the state
+// lock; read in part, a lease could be missed and its card taken.
+inline constexpr size_t kMostNames = 65536;
+
 class StateDir {
  public:
   // Opens `path`, creating it with mode 1777 (as /tmp: everyone adds files,
@@ -121,7 +129,11 @@ class StateDir {
   Result<FileInfo> Info(const std::string& name) const;
 
   // Names in the directory, without hidden ones (temp files start with '.').
-  Result<std::vector<std::string>> List() const;
+  // Fails, naming the user who owns most of them, when it holds more than
+  // `most` names, hidden ones included.
+  Result<std::vector<std::string>> List(size_t most = kMostNames) const;
+  // Whether it holds a name that is not hidden; read only up to the first.
+  Result<bool> HasNames() const;
 
   // Takes an exclusive flock on the file `name`, creating it (0644) when
   // missing and this user may (as for Subdir); another user's lock file is
@@ -145,6 +157,11 @@ class StateDir {
       : path_(std::move(path)), fd_(std::move(fd)), owner_uid_(owner_uid), shared_(shared) {}
   static Result<StateDir> OpenAt(int parent_fd, const std::string& name, std::string path,
                                  bool may_create);
+  // Calls `each` with every name but . and .., until it returns false.
+  Status ForEachName(const std::function<bool(const char* name)>& each) const;
+  // The error for a folder of more names than `names`, the first of them,
+  // naming the user who owns most of those.
+  Error Flooded(const std::vector<std::string>& names) const;
   // Whether this user may create parts (leases/, queue/, lock) here.
   bool MayCreateParts() const;
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sys/procfs.h"
 #include "testing/processes.h"
 #include "testing/temp_dir.h"
 
@@ -138,6 +139,48 @@ TEST(StateDir, WritesAtomicallyWithMode0644) {
   Result<std::vector<std::string>> names = dir->List();
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, std::vector<std::string>{"a.json"});
+}
+
+TEST(StateDir, ListsUpToTheMostNamesAndRefusesAFloodNamingItsOwner) {
+  TempDir tmp;
+  Result<StateDir> dir = StateDir::Open(tmp / "s");
+  ASSERT_TRUE(dir.ok());
+  Result<bool> has = dir->HasNames();
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+  // Hidden names count towards the limit, though List leaves them out.
+  auto create = [&](const std::string& name) {
+    int fd = openat(dir->fd(), name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << name;
+    close(fd);
+  };
+  create(".hidden");
+  has = dir->HasNames();
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+  constexpr size_t kMost = 8;
+  for (size_t i = 1; i < kMost; ++i) create(fmt::format("{:06}.json", i));
+  Result<std::vector<std::string>> names = dir->List(kMost);
+  ASSERT_TRUE(names.ok()) << names.error().message;
+  EXPECT_EQ(names->size(), kMost - 1);
+  has = dir->HasNames();
+  ASSERT_TRUE(has.ok());
+  EXPECT_TRUE(*has);
+
+  create("one-too-many.json");
+  names = dir->List(kMost);
+  ASSERT_FALSE(names.ok());
+  const std::string& message = names.error().message;
+  EXPECT_NE(message.find(fmt::format("{} holds more than {} names", tmp / "s", kMost)),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find(fmt::format("owned by {} (uid {})", UserName(geteuid()), geteuid())),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find(fmt::format("find {} -user {} -delete", tmp / "s", geteuid())),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
 TEST(StateDir, ReplacesAPlantedSymlinkWithoutFollowingIt) {

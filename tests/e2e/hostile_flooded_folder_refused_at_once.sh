@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# nobody floods leases/ with 70,000 empty files of its own (no record, no
+# reader limit of one user's records applies: they are not records). Read
+# in full, millions of such names cost every command of every user seconds
+# and hundreds of MiB under the state lock; read in part, a lease could be
+# missed. A reader goes through at most 65,536 names of a folder and then
+# refuses at once, with one line that names nobody and the fix, in under
+# 0.5 s of CPU and 100 MB; a job that holds a card keeps its lease, and
+# gpupin works again once the names are gone.
+# ctest: RUN_SERIAL
+source "$(dirname "$0")/lib.sh"
+
+as_nobody_copies "$EXAMPLES/server-4gpu.json"
+gpupin() { "$GPUPIN" --simulate "$SCENARIO" "$@"; }
+gpupin -q run --only 1 -- sleep 120 >/dev/null 2>&1 &
+job=$!
+# SIGTERM, which gpupin passes on to its sleep, before cleanup's SIGKILL.
+# shellcheck disable=SC2064 # the job's pid now
+trap "kill $job 2>/dev/null; wait $job 2>/dev/null; cleanup" EXIT
+has_lease() { [[ $(gpupin --json leases | jq '.leases | length') == 1 ]]; }
+wait_until 20 "the job's lease" has_lease
+
+"${AS_NOBODY[@]}" /usr/bin/python3 - "$GPUPIN_STATE_DIR/leases" <<'PY'
+import os, sys
+folder = sys.argv[1]
+for i in range(70000):
+    os.close(os.open(os.path.join(folder, f"flood-{i:06d}.json"), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+
+for command in "pick --ttl 1s" "run -- true"; do
+  # shellcheck disable=SC2086 # the command's words
+  run_status /usr/bin/time -f '%e %U %S %M' "$GPUPIN" --simulate "$SCENARIO" $command
+  expect_eq "$STATUS" 1 "$command in a flooded leases/: $ERR"
+  message=$(head -n -1 <<<"$ERR" | grep -v '^Command exited with non-zero status')
+  expect_eq "$(wc -l <<<"$message")" 1 "$command says it in one line: $message"
+  expect_contains "$message" "leases holds more than 65536 names" "$command names the folder"
+  expect_contains "$message" "owned by nobody (uid $(id -u nobody))" "$command names who flooded it"
+  expect_contains "$message" "find $GPUPIN_STATE_DIR/leases -user $(id -u nobody) -delete" "$command gives the fix"
+  read -r elapsed user system kilobytes < <(tail -1 <<<"$ERR")
+  cpu=$(awk -v u="$user" -v s="$system" 'BEGIN { print u + s }')
+  echo "$command: refused in ${cpu} s of CPU (${elapsed} s elapsed), ${kilobytes} KB"
+  awk -v c="$cpu" -v f="$TIME_FACTOR" 'BEGIN { exit !(c < 0.5 * f) }' ||
+    fail "$command took ${cpu} s of CPU to refuse the flood"
+  ((kilobytes < 100 * 1024 * TIME_FACTOR)) || fail "$command used ${kilobytes} KB on the flood"
+done
+kill -0 "$job" || fail "the job ended during the flood"
+
+find "$GPUPIN_STATE_DIR/leases" -user "$(id -u nobody)" -delete
+expect_eq "$(gpupin --json leases | jq -r '.leases[0].gpu_indices | join(",")')" 1 \
+  "the job's lease is still there once the flood is gone"
+run_status gpupin pick --ttl 1s
+expect_eq "$STATUS:$OUT" "0:0" "pick works again, passing over the job's card"
+echo PASS
