@@ -52,12 +52,17 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("--only", flags.only, "only these cards (NVML index or UUID prefix)")
       ->option_text("IDS");
   app.add_option("--exclude", flags.exclude, "never these cards")->option_text("IDS");
-  app.add_option("--order", flags.order, "preference order of cards")->option_text("IDS");
+  app.add_option("--order", flags.order,
+                 "preference order of cards, the listed ones first (turns --near off unless "
+                 "given too)")
+      ->option_text("IDS");
   app.add_option("--prefer", flags.prefer, "ranking among eligible cards")
       ->check(CLI::IsMember({"free", "util", "index"}))
       ->option_text("free|util|index");
-  app.add_flag("--near,!--no-near", flags.near,
-               "for -n>1, prefer cards close in the topology (the default), or not");
+  flags.near_option = app.add_flag(
+      "--near,!--no-near", flags.near,
+      "for -n>1, prefer cards close in the topology (the default, unless --order is given), or "
+      "not");
   app.add_flag("--mine-free", flags.mine_free, "my own processes do not make a card busy");
   flags.max_jobs_option =
       app.add_option("--max-jobs", flags.max_jobs,
@@ -131,7 +136,11 @@ Result<Request> ToRequest(const PolicyFlags& flags) {
   request.prefer = flags.prefer == "util"    ? Preference::kUtil
                    : flags.prefer == "index" ? Preference::kIndex
                                              : Preference::kFree;
-  request.near = flags.near;
+  // The user's own order of the cards is what they asked for: closeness,
+  // a default, would overrule it (`--order 1,2,3,0` keeping GPU 0 for
+  // interactive work still chose 0 and 1, which share a switch).
+  const bool near_set = flags.near_option && flags.near_option->count() > 0;
+  request.near = near_set ? flags.near : request.order.empty();
   request.mine_free = flags.mine_free;
   request.max_jobs = flags.max_jobs;
   Result<int64_t> settle_ms = ParseDurationMs(flags.settle);

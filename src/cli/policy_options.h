@@ -22,6 +22,9 @@ struct PolicyFlags {
   std::vector<std::string> order;
   std::string prefer = "free";
   bool near = true;
+  // Where --near/--no-near is: typed (or from a config file), it holds
+  // beside --order; else an --order turns it off.
+  const CLI::Option* near_option = nullptr;
   bool mine_free = false;
   std::optional<int> max_jobs;
   // Where --max-jobs is, to tell a typed value from a file's default.

@@ -23,9 +23,16 @@ TEST(PolicyOptionsTest, FlagsBecomeARequest) {
   EXPECT_TRUE(request->mine_free);
 }
 
-TEST(PolicyOptionsTest, NearIsOnUnlessTurnedOff) {
-  for (auto [args, near] : std::vector<std::pair<std::string, bool>>{
-           {"", true}, {"--near", true}, {"--no-near", false}, {"--no-near --near", true}}) {
+TEST(PolicyOptionsTest, NearIsOnUnlessTurnedOffOrAnOrderIsGiven) {
+  for (auto [args, near] :
+       std::vector<std::pair<std::string, bool>>{{"", true},
+                                                 {"--near", true},
+                                                 {"--no-near", false},
+                                                 {"--no-near --near", true},
+                                                 {"--order 1,2,3,0", false},
+                                                 {"--order 1,2,3,0 --near", true},
+                                                 {"--near --order 3,0", true},
+                                                 {"--order 1 --no-near", false}}) {
     CLI::App app;
     PolicyFlags flags;
     AddPolicyOptions(app, flags);
