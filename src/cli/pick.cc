@@ -6,7 +6,9 @@
 #include <cstdio>
 
 #include "cli/launch.h"
+#include "cli/machine_state.h"
 #include "core/selection_output.h"
+#include "core/time_format.h"
 #include "core/units.h"
 #include "out/inventory_json.h"
 #include "out/json_value.h"
@@ -70,6 +72,16 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   world.Verbose(fmt::format("reserved {} for {}s (lease {})", DescribeChosen(*acquired),
                             *ttl / 1000, acquired->lease.id));
   std::printf("%s\n", ids.value.c_str());
+  // Printed to a terminal, the ids are read rather than used, and the cards
+  // stay held for this shell: its next `gpupin run` finds them taken.
+  if (world.terminal().stdout_is_tty()) {
+    world.Note(
+        fmt::format("{} reserved for this shell (pid {}) until {}, or for the job it starts next; "
+                    "gpupin release {} frees it",
+                    DescribeChosen(*acquired), holder->pid,
+                    FormatLocalClock(*acquired->lease.reservation_deadline_unix_ms, NowUnixMs()),
+                    acquired->lease.id));
+  }
   return 0;
 }
 

@@ -3,7 +3,7 @@
 # takes the colour away and nothing else, so `ls --watch` still redraws in
 # place; TERM=dumb takes colour and cursor movement away; `env` printed to a
 # terminal (not eval'd) says that its lines set nothing, and which lease it
-# holds.
+# holds; `pick` printed to a terminal says what it reserved.
 source "$(dirname "$0")/lib.sh"
 SIM=(--simulate "$EXAMPLES/workstation-2gpu.json")
 # in_pty FILE COMMAND: runs COMMAND (a shell line) on a pty; FILE gets what
@@ -31,6 +31,14 @@ lease=$(sed -n "s/^export GPUPIN_LEASE_ID='\([^']*\)'.*/\1/p" "$TEST_TMP/env" | 
 expect_contains "$(cat "$TEST_TMP/env")" "gpupin release $lease" "names the lease to release"
 run_status "$GPUPIN" "${SIM[@]}" env
 [[ $ERR != *"set nothing"* ]] || fail "env into a pipe warned: $ERR"
+# pick printed to a terminal says that the card stays reserved for this
+# shell, whose next `gpupin run` would otherwise find it taken unawares.
+in_pty "$TEST_TMP/pick" "$GPUPIN ${SIM[*]} pick"
+reservation=$(sed -n 's/.*gpupin release \([^ ]*\) frees it.*/\1/p' "$TEST_TMP/pick" | tr -d '\r')
+[[ -n $reservation ]] || fail "pick on a terminal named no reservation: $(cat "$TEST_TMP/pick")"
+expect_contains "$(cat "$TEST_TMP/pick")" "reserved for this shell" "pick on a terminal"
+run_status "$GPUPIN" "${SIM[@]}" pick --ttl 1s
+[[ $ERR != *"reserved for this shell"* ]] || fail "pick into a pipe said so too: $ERR"
 
 # The waiting line, redrawn in place, fits one row of a narrow terminal: a
 # line that wrapped would leave its first rows behind at each redraw.
