@@ -105,12 +105,19 @@ Result<size_t> ResolveGpuId(const std::vector<Gpu>& gpus, const std::string& id,
     // Policy options name whole cards; a MIG instance is a part of one.
     for (const Gpu& gpu : gpus) {
       for (const MigDevice& mig : gpu.mig_devices) {
-        if (StartsWithIgnoreCase(mig.uuid, id)) {
-          return MakeError(ExitCode::kUsage,
-                           fmt::format("{} {}: a MIG instance of GPU {}; {} names whole cards: "
-                                       "give {} or its UUID",
-                                       option, shown, gpu.index, option, gpu.index));
+        if (!StartsWithIgnoreCase(mig.uuid, id)) continue;
+        std::string message = fmt::format(
+            "{} {}: a MIG instance of GPU {}; {} names whole cards: "
+            "give {} or its UUID",
+            option, shown, gpu.index, option, gpu.index);
+        // Naming the card leads nowhere when it cannot be chosen whole.
+        if (gpu.mig_enabled.value_or(false)) {
+          message += fmt::format(
+              ", though no card in MIG mode is chosen: a job uses this instance with "
+              "CUDA_VISIBLE_DEVICES={}",
+              Printable(mig.uuid));
         }
+        return MakeError(ExitCode::kUsage, message);
       }
     }
     return MakeError(ExitCode::kUsage,

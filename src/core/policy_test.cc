@@ -1019,6 +1019,16 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "--only mig-5d3f: a MIG instance of GPU 3; --only names whole cards: give 3 "
                   "or its UUID"},
+        UsageCase{"MigInstanceOfACardInMigMode",
+                  [](PolicyInput& in) {
+                    in.gpus[3].mig_enabled = true;
+                    in.gpus[3].mig_devices = {MigDevice{}};
+                    in.gpus[3].mig_devices[0].uuid = "MIG-5d3f0000-0000-4000-8000-000000000000";
+                    in.request.only = {"MIG-5d3f"};
+                  },
+                  "--only MIG-5d3f: a MIG instance of GPU 3; --only names whole cards: give 3 "
+                  "or its UUID, though no card in MIG mode is chosen: a job uses this instance "
+                  "with CUDA_VISIBLE_DEVICES=MIG-5d3f0000-0000-4000-8000-000000000000"},
         UsageCase{"UnknownMigUuid", [](PolicyInput& in) { in.request.exclude = {"MIG-77"}; },
                   "--exclude MIG-77: a MIG instance's UUID; --exclude names whole cards by NVML "
                   "index or GPU- UUID; see gpupin ls"},

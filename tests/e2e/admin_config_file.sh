@@ -150,7 +150,7 @@ mig_server="$EXAMPLES/a100-mig.json"
 house_rules '[limits]\nreserved = ["MIG-a1ca08f7"]\n'
 run_status "$GPUPIN" --simulate "$mig_server" --json doctor
 expect_contains "$(jq -r '.findings[] | select(.check == "reserved") | .evidence' <<<"$OUT")" \
-  "reserved MIG-a1ca08f7: a MIG instance of GPU 0; reserved names whole cards: give 0 or its UUID" \
+  "reserved MIG-a1ca08f7: a MIG instance of GPU 0; reserved names whole cards: give 0 or its UUID, though no card in MIG mode is chosen" \
   "a reserved MIG instance is named as part of its card"
 
 # A [defaults] ttl is the length of pick's reservations; env's lease still
