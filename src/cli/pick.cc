@@ -42,15 +42,17 @@ Result<int> Pick(World& world, const PickOptions& options, bool wait_given) {
   Result<Acquired> acquired = AcquireGpus(world, *request, &verdicts);
   if (!acquired.ok()) {
     // When nothing could be chosen the verdicts matter most: with --json
-    // they go to stdout with the reason, and the exit status stays. A
-    // request no card could ever meet (more cards than the machine or the
-    // allocation has) has no verdicts, but a script still reads why.
+    // they come with the reason as one line of JSON on stderr, before the
+    // error line, as run's events do. Stdout stays empty, so that
+    // `ids=$(gpupin --json pick)` captures nothing on failure. A request no
+    // card could ever meet (more cards than the machine or the allocation
+    // has) has no verdicts, but a script still reads why.
     if (world.options().json && (!verdicts.empty() || acquired.error().code == ExitCode::kNoGpu)) {
       const nlohmann::ordered_json out = {{"schema_version", kJsonSchemaVersion},
                                           {"error", acquired.error().message},
                                           {"exit_code", static_cast<int>(acquired.error().code)},
                                           {"verdicts", VerdictsToJson(verdicts)}};
-      std::printf("%s\n", JsonText(out).c_str());
+      std::fprintf(stderr, "%s\n", JsonText(out, -1).c_str());
     } else if (options.explain && !verdicts.empty()) {
       std::fputs(RenderVerdicts(verdicts).c_str(), stderr);
     }

@@ -76,7 +76,7 @@ documented '`gpupin --json ps --leftovers --kill`' "ps --leftovers --kill" <<<"$
 choice='`pick`, `env`, `docker --print`, and the events of `run` and `docker`'
 run_status "$GPUPIN" "${SIM[@]}" --json pick --only 0
 expect_eq "$STATUS" 3 "pick of the held GPU 0"
-documented "$choice" "pick that chooses nothing" <<<"$OUT"
+documented "$choice" "pick that chooses nothing" < <(head -n 1 <<<"$ERR")
 run_json docker --print --only 2
 documented "$choice" "docker --print" <<<"$OUT"
 "$GPUPIN" "${SIM[@]}" -q release
