@@ -48,7 +48,12 @@ Result<uint64_t> ParseSize(std::string_view text) {
   for (const auto& [name, power] : kUnits) {
     if (!EqualsIgnoreCase(unit, name)) continue;
     double bytes = number * std::pow(1024.0, power);
-    if (bytes >= 18446744073709549568.0) return BadSize(text);
+    // llround's long long ends at 2^63 bytes (8 EiB, far beyond any card):
+    // past it, 9999999999999999999B came out as 8192P.
+    if (bytes >= 9223372036854775808.0) {
+      return MakeError(ExitCode::kUsage,
+                       fmt::format("size '{}' is too large: at most 8191P", text));
+    }
     return static_cast<uint64_t>(std::llround(bytes));
   }
   return BadSize(text);

@@ -27,6 +27,16 @@ TEST(ParseSizeTest, RejectsGarbageWithUsageError) {
   }
 }
 
+TEST(ParseSizeTest, ASizeBeyondWhatABytesCountHoldsIsRefusedNotClamped) {
+  EXPECT_EQ(*ParseSize("8191P"), 8191ULL << 50);
+  for (const char* huge : {"9999999999999999999B", "8192P", "18446744073709551615B", "1e6P"}) {
+    auto result = ParseSize(huge);
+    ASSERT_FALSE(result.ok()) << huge << " gave " << *result;
+    EXPECT_EQ(result.error().code, ExitCode::kUsage);
+    EXPECT_EQ(result.error().message, fmt::format("size '{}' is too large: at most 8191P", huge));
+  }
+}
+
 TEST(ParseSizeTest, ANumberWithoutAUnitIsRefused) {
   Result<uint64_t> bare = ParseSize("10");
   ASSERT_FALSE(bare.ok());
