@@ -168,6 +168,16 @@ class HelpFormatter : public CLI::Formatter {
     return usage;
   }
 
+  // The option's own word (N, SIZE, DIR), never CLI11's type and range
+  // ("INT:1..4096") nor its "Needs:" notes: each description says in words
+  // what the option needs.
+  std::string make_option_opts(const CLI::Option* option) const override {
+    if (!option->get_option_text().empty()) return " " + option->get_option_text();
+    if (option->get_type_size() == 0) return "";
+    const std::string type = option->get_type_name();
+    return " " + type.substr(0, type.find(':'));
+  }
+
   std::string make_option_name(const CLI::Option* option, bool is_positional) const override {
     std::string name = CLI::Formatter::make_option_name(option, is_positional);
     for (size_t open = name.find('{'); open != std::string::npos; open = name.find('{', open)) {

@@ -95,7 +95,8 @@ CommandSpec EnvCommand() {
         auto options = std::make_shared<EnvOptions>();
         AddPolicyOptions(app, options->policy);
         app.add_option("--shell", options->shell, "syntax of the lines (default bash)")
-            ->check(CLI::IsMember({"bash", "zsh", "sh", "fish"}));
+            ->check(CLI::IsMember({"bash", "zsh", "sh", "fish"}))
+            ->option_text("bash|zsh|sh|fish");
         app.add_option("--for", options->for_pid,
                        "hold the GPUs while this process lives (default: the shell)")
             ->check(WholeNumber(1, std::numeric_limits<pid_t>::max()))

@@ -38,8 +38,9 @@ Result<std::vector<std::string>> SplitIds(const std::vector<std::string>& values
 }  // namespace
 
 void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
-  app.add_option("-n,--count", flags.count, "how many GPUs (default 1)")
-      ->check(WholeNumber(1, 4096));
+  app.add_option("-n,--count", flags.count, "how many GPUs, 1 to 4096 (default 1)")
+      ->check(WholeNumber(1, 4096))
+      ->option_text("N");
   app.add_option("--mem", flags.mem,
                  "memory the job needs (24G, 500M; bytes 1024B): a shared request")
       ->option_text("SIZE");
@@ -66,8 +67,9 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_flag("--mine-free", flags.mine_free, "my own processes do not make a card busy");
   flags.max_jobs_option =
       app.add_option("--max-jobs", flags.max_jobs,
-                     "at most N gpupin jobs per card, for a shared request (--mem)")
-          ->check(WholeNumber(1, 10000));
+                     "at most N gpupin jobs per card (1 to 10000), for a shared request (--mem)")
+          ->check(WholeNumber(1, 10000))
+          ->option_text("N");
   app.add_flag("--uuid", flags.uuid, "give the job GPU UUIDs instead of indices");
   app.add_option("--wait", flags.wait,
                  "queue until GPUs are free (optionally at most DURATION, then exit 3; 0: no "

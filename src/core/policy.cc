@@ -130,8 +130,13 @@ Result<size_t> ResolveGpuId(const std::vector<Gpu>& gpus, const std::string& id,
     const bool digits_around_dash = id.find('-') != std::string_view::npos && id.find('-') > 0 &&
                                     id.find('-') + 1 < id.size() &&
                                     id.find_first_not_of("0123456789-") == std::string_view::npos;
+    // "-1", as CUDA_VISIBLE_DEVICES=-1 hides every card.
+    const bool negative = id.size() > 1 && id.front() == '-' &&
+                          id.find_first_not_of("0123456789", 1) == std::string_view::npos;
     std::string meant =
-        digits_around_dash ? fmt::format("{} takes no ranges: list the indices, e.g. 0,1,2", option)
+        negative ? std::string("not an NVML index: they count from 0 (gpupin ls lists them)")
+        : digits_around_dash
+            ? fmt::format("{} takes no ranges: list the indices, e.g. 0,1,2", option)
         : StartsWithIgnoreCase(id, "cuda:")
             ? "cuda:N is CUDA's numbering, which CUDA_VISIBLE_DEVICES changes: give the NVML "
               "index (gpupin map cuda:N says which GPU it is)"

@@ -1005,6 +1005,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "--order GPU-abc: no GPU has a UUID that starts so; see gpupin ls"},
         UsageCase{"ARange", [](PolicyInput& in) { in.request.only = {"0-3"}; },
                   "--only 0-3: --only takes no ranges: list the indices, e.g. 0,1,2"},
+        UsageCase{"ANegativeIndex", [](PolicyInput& in) { in.request.only = {"-1"}; },
+                  "--only -1: not an NVML index: they count from 0 (gpupin ls lists them)"},
         UsageCase{"ACudaOrdinal", [](PolicyInput& in) { in.request.exclude = {"cuda:1"}; },
                   "--exclude cuda:1: cuda:N is CUDA's numbering, which CUDA_VISIBLE_DEVICES "
                   "changes: give the NVML index (gpupin map cuda:N says which GPU it is)"},

@@ -36,6 +36,7 @@ std::string Untrusted(const struct stat& info) {
 }  // namespace
 
 Result<std::string> ReadSourceFile(const std::string& path, size_t max_bytes) {
+  if (path.empty()) return MakeError(ExitCode::kUsage, "an empty file name; give a Python file");
   UniqueFd fd(OpenToRead(path));
   if (!fd.valid()) return CannotRead(path, std::strerror(errno));
   struct stat info {};

@@ -1,6 +1,6 @@
 # Every command's --help shows its own usage and options and reminds of the
 # global options (which work after the command too), not the list of
-# commands, which only the top-level help shows.
+# commands, which only the top-level help shows; its options in words.
 source "$(dirname "$0")/lib.sh"
 run_status "$GPUPIN" --help
 expect_eq "$STATUS" 0 "gpupin --help"
@@ -15,6 +15,10 @@ for command in $commands; do
   expect_contains "$OUT" "Global options, before or after the command: --json, --simulate FILE" \
     "global options reminder in $command --help"
   [[ "$OUT" != *"  release "* ]] || fail "gpupin $command --help lists the commands"
+  # Each option shows its own word (N, SIZE, bash|zsh), not the parser's
+  # types and ranges or its Needs: notes.
+  ! grep -E '^ +-.*(INT|TEXT|FLOAT|Needs:|Excludes:)' <<<"$OUT" ||
+    fail "gpupin $command --help shows the parser's notation"
 done
 run_status "$GPUPIN" slurm gres --help
 expect_contains "$OUT" "Global options, before or after the command" "a nested command too"

@@ -56,6 +56,8 @@ expect_eq "$STATUS" 2 "directory status"
 expect_contains "$ERR" "cannot check $PY: not a regular file" "directory refused"
 run_status "$GPUPIN" "${SIM[@]}" doctor "$TEST_TMP/missing.py"
 expect_eq "$STATUS" 2 "missing file status"
+run_status "$GPUPIN" "${SIM[@]}" doctor ""
+expect_eq "$STATUS:$ERR" "2:gpupin: an empty file name; give a Python file" "an empty file name"
 
 # No NVML: the nvml check fails with its fix, and the GPU checks are left out.
 run_status "$GPUPIN" --nvml /nonexistent/libnvidia-ml.so.1 doctor
