@@ -98,6 +98,13 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
           fmt::format("{}the driver has {}, gpupin expects no device", where, driver_text));
       continue;
     }
+    if (model.visible[i].uuid.empty()) {
+      comparison.unchecked.push_back(
+          fmt::format("{}NVML cannot read GPU {} (lost?), so the driver's {} is not checked "
+                      "against it",
+                      where, model.visible[i].gpu_index, driver_text));
+      continue;
+    }
     if (!driver.uuid || !SameCudaUuid(*driver.uuid, model.visible[i].uuid)) {
       comparison.differences.push_back(fmt::format("{}gpupin expects {}, the driver has {}", where,
                                                    ModelDevice(model.visible[i]), driver_text));

@@ -53,6 +53,9 @@ struct ProbeComparison {
   bool comparable = false;
   bool agree = false;
   std::vector<std::string> differences;  // one line each, "cuda:1: ..."
+  // Ordinals whose card NVML cannot read (a lost GPU: no UUID), which the
+  // driver's answer cannot be checked against: neither agreement nor not.
+  std::vector<std::string> unchecked;  // one line each, "cuda:0: ..."
 };
 
 // Device by device: the same count, and at each ordinal the same device (by

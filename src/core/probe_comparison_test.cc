@@ -35,6 +35,18 @@ TEST(ProbeComparisonTest, SameDevicesInSameOrderAgree) {
   EXPECT_TRUE(c.differences.empty());
 }
 
+TEST(ProbeComparisonTest, ACardNvmlCannotReadIsUncheckedNotADisagreement) {
+  const ProbeComparison c = CompareProbe(Model({"", kB}), testing::DriverListing({kA, kB}));
+  EXPECT_TRUE(c.comparable);
+  EXPECT_TRUE(c.agree);
+  EXPECT_TRUE(c.differences.empty());
+  EXPECT_THAT(c.unchecked,
+              ElementsAre(std::string("cuda:0: NVML cannot read GPU 0 (lost?), so the driver's ") +
+                          kA + " is not checked against it"));
+  // The cards NVML can read are still compared.
+  EXPECT_FALSE(CompareProbe(Model({"", kB}), testing::DriverListing({kA, kA})).agree);
+}
+
 TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
   const ProbeComparison c = CompareProbe(Model({kA, kB}, true), testing::DriverListing({kB, kA}));
   EXPECT_FALSE(c.agree);

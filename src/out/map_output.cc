@@ -183,8 +183,13 @@ std::string RenderProbe(const MapView& view, const Terminal& terminal) {
   const ProbeComparison& comparison = *view.comparison;
   if (!comparison.comparable) {
     out += "model and driver: not compared (the driver gave no answer)\n";
-  } else if (comparison.agree) {
+  } else if (comparison.agree && comparison.unchecked.empty()) {
     out += terminal.Paint("model and driver agree", Color::kGreen) + "\n";
+  } else if (comparison.agree) {
+    out += terminal.Paint("model and driver agree on every card NVML can read; not checked:",
+                          Color::kYellow) +
+           "\n";
+    for (const std::string& line : comparison.unchecked) out += "  " + line + "\n";
   } else {
     out += terminal.Paint("model and driver DISAGREE; the driver is right:", Color::kRed) + "\n";
     for (const std::string& line : comparison.differences) out += "  " + line + "\n";
@@ -225,7 +230,8 @@ Json ProbeJson(const MapView& view) {
               {"driver_version", OrNull(probe.driver_version)},
               {"devices", devices},
               {"agree", comparison.comparable ? Json(comparison.agree) : Json()},
-              {"differences", comparison.differences}};
+              {"differences", comparison.differences},
+              {"unchecked", comparison.unchecked}};
 }
 
 }  // namespace
