@@ -628,7 +628,7 @@ ExitCode DoctorExitCode(const DoctorFacts& facts, const std::vector<Finding>& fi
 
 std::optional<std::string> LeftoverReason(bool gpupin_job_gone, char state, int ppid,
                                           std::optional<char> parent_state) {
-  if (gpupin_job_gone) return "its gpupin job is gone";
+  if (gpupin_job_gone) return "its gpupin lease has ended";
   if (state == 'T' || state == 't') return "stopped";
   if (ppid == 1) return "orphaned (its parent is init)";
   if (parent_state == 'Z') return "its parent is a zombie";

@@ -487,7 +487,7 @@ TEST(DoctorBusyTest, PercentThresholdUsesEachCardsTotal) {
 TEST(DoctorLeftoversTest, WarnsAndSaysWhomToAsk) {
   DoctorFacts facts = HealthyFacts();
   facts.leftovers = {
-      {{1}, 4121, "alice", "python train.py", 3 * kGiB, "its gpupin job is gone", true, false},
+      {{1}, 4121, "alice", "python train.py", 3 * kGiB, "its gpupin lease has ended", true, false},
       {{0}, 5000, "bob", "python eval.py", std::nullopt, "orphaned", false, false},
   };
   Finding f = Only(facts, "leftovers");
@@ -495,7 +495,7 @@ TEST(DoctorLeftoversTest, WarnsAndSaysWhomToAsk) {
   EXPECT_EQ(
       f.evidence,
       "2 leftover process(es) hold 3G: pid 4121 (alice, python train.py) holds 3G on GPU "
-      "1, its gpupin job is gone; pid 5000 (bob, python eval.py) holds memory on GPU 0, orphaned");
+      "1, its gpupin lease has ended; pid 5000 (bob, python eval.py) holds memory on GPU 0, orphaned");
   EXPECT_EQ(f.fix,
             "end yours: gpupin ps --leftovers --kill, or by hand: kill 4121; ask bob to end theirs "
             "(gpupin ps --leftovers lists them)");
@@ -689,7 +689,7 @@ TEST(DoctorPythonTest, CleanFilesAreOk) {
 }
 
 TEST(LeftoverReasonTest, NamesWhyAProcessIsLeftOver) {
-  EXPECT_EQ(LeftoverReason(true, 'S', 1, std::nullopt), "its gpupin job is gone");
+  EXPECT_EQ(LeftoverReason(true, 'S', 1, std::nullopt), "its gpupin lease has ended");
   EXPECT_EQ(LeftoverReason(false, 'T', 4000, 'S'), "stopped");
   EXPECT_EQ(LeftoverReason(false, 'S', 1, std::nullopt), "orphaned (its parent is init)");
   EXPECT_EQ(LeftoverReason(false, 'R', 4000, 'Z'), "its parent is a zombie");

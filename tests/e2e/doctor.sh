@@ -119,7 +119,7 @@ expect_contains "$leftovers" "pid $worker (" "the killed job's worker is named"
 expect_eq "$(grep -o "pid $worker (" <<<"$leftovers" | wc -l)" 1 "the worker on two GPUs, named once"
 expect_contains "$leftovers" "holds 2G on GPUs " "with its memory on both"
 expect_eq "$(grep -ow "$worker" <<<"${leftovers#* / }" | wc -l)" 1 "the fix names its pid once"
-expect_contains "$leftovers" "its gpupin job is gone" "why: its job is gone"
+expect_contains "$leftovers" "its gpupin lease has ended" "why: its job is gone"
 expect_eq "$(jq -r '.findings[] | select(.check == "leases") | .evidence' <<<"$OUT" | cut -c1-18)" \
   "1 expired lease(s)" "the dead job's lease is expired"
 expect_contains "$leftovers" "end yours: gpupin ps --leftovers --kill, or by hand: kill " "the fix says how to end them"

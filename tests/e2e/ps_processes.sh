@@ -68,7 +68,7 @@ wait_until 20 "gpupin ps lists 4 processes" gpu_processes_are 4
 json=$("$GPUPIN" "${SIM[@]}" --json ps)
 expect_eq "$(jq -r ".processes[] | select(.pid == $copier) | .lease_id" <<<"$json")" null "a copied GPUPIN_LEASE_ID names no job"
 expect_eq "$(jq -r ".processes[] | select(.pid == $copier) | .leftover_reason" <<<"$json")" null "nor makes a leftover"
-expect_eq "$(jq -r ".processes[] | select(.pid == $stale) | .leftover_reason" <<<"$json")" "its gpupin job is gone" "GPUPIN_LEASE_ID of an ended lease"
+expect_eq "$(jq -r ".processes[] | select(.pid == $stale) | .leftover_reason" <<<"$json")" "its gpupin lease has ended" "GPUPIN_LEASE_ID of an ended lease"
 # Leases that cannot be read prove no job gone: nothing is called a leftover
 # for its GPUPIN_LEASE_ID then (doctor would say to kill every job).
 touch "$TEST_TMP/not-a-directory"
