@@ -20,7 +20,7 @@ struct LeftoverProcess {
   std::string user;
   std::string command;
   std::optional<uint64_t> used_memory_bytes;  // over all its GPUs; nullopt when none is known
-  std::string reason;        // "its gpupin job is gone", "orphaned", "parent is a zombie"
+  std::string reason;        // "its gpupin lease has ended", "orphaned", "parent is a zombie"
   bool callers_own = false;  // runs as the caller's uid
   bool stopped = false;      // state T: acts on SIGTERM only once continued
 };
