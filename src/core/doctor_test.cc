@@ -492,10 +492,10 @@ TEST(DoctorLeftoversTest, WarnsAndSaysWhomToAsk) {
   };
   Finding f = Only(facts, "leftovers");
   EXPECT_EQ(f.verdict, Verdict::kWarn);
-  EXPECT_EQ(
-      f.evidence,
-      "2 leftover process(es) hold 3G: pid 4121 (alice, python train.py) holds 3G on GPU "
-      "1, its gpupin lease has ended; pid 5000 (bob, python eval.py) holds memory on GPU 0, orphaned");
+  EXPECT_EQ(f.evidence,
+            "2 leftover process(es) hold 3G: pid 4121 (alice, python train.py) holds 3G on GPU "
+            "1, its gpupin lease has ended; pid 5000 (bob, python eval.py) holds memory on GPU 0, "
+            "orphaned");
   EXPECT_EQ(f.fix,
             "end yours: gpupin ps --leftovers --kill, or by hand: kill 4121; ask bob to end theirs "
             "(gpupin ps --leftovers lists them)");
