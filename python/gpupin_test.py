@@ -191,6 +191,21 @@ class PinTest(SimulatedServer):
             self.assertIn("mem is a size", done.stdout)
         self.assertEqual(self.lease_holders(), [], "nothing was leased")
 
+    def test_a_timeout_that_is_no_duration_is_refused_before_gpupin_runs(self) -> None:
+        for timeout in ("-5", "'soon'", "float('nan')"):
+            done = self.python(
+                f"""
+                import gpupin
+                try:
+                    gpupin.pin(timeout={timeout})
+                except ValueError as error:
+                    print(error)
+                """
+            )
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("timeout is a number of seconds, at least 0", done.stdout)
+        self.assertEqual(self.lease_holders(), [], "nothing was leased")
+
     def test_processes_pinning_at_one_instant_get_different_cards(self) -> None:
         go = os.path.join(self.tmp, "go")
         holders = [
