@@ -12,11 +12,11 @@ source "$(dirname "$0")/lib.sh"
 
 as_nobody_copies "$EXAMPLES/server-4gpu.json"
 gpupin() { "$GPUPIN" --simulate "$SCENARIO" "$@"; }
-gpupin -q run --only 1 -- sleep 120 >/dev/null 2>&1 &
+"$GPUPIN" --simulate "$SCENARIO" -q run --only 1 -- sleep 120 >/dev/null 2>&1 &
 job=$!
 # SIGTERM, which gpupin passes on to its sleep, before cleanup's SIGKILL.
 # shellcheck disable=SC2064 # the job's pid now
-trap "kill $job 2>/dev/null; wait $job 2>/dev/null; cleanup" EXIT
+trap "kill $job 2>/dev/null; wait $job 2>/dev/null || true; cleanup" EXIT
 has_lease() { [[ $(gpupin --json leases | jq '.leases | length') == 1 ]]; }
 wait_until 20 "the job's lease" has_lease
 
