@@ -30,6 +30,7 @@ import contextlib
 import ctypes
 import dataclasses
 import json
+import math
 import numbers
 import os
 import shutil
@@ -331,7 +332,12 @@ def pin(
     if isinstance(mem, bool) or not (mem is None or isinstance(mem, (str, numbers.Integral))):
         raise TypeError(f'mem is a size ("20G") or bytes as an int, not {mem!r}')
     # Said in the caller's words, not as the --wait that carries it.
-    if timeout is not None and not (isinstance(timeout, numbers.Real) and timeout >= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(timeout)
+        or timeout < 0
+    ):
         raise ValueError(f"timeout is a number of seconds, at least 0, not {timeout!r}")
     args = ["--json", "env", "--for", str(os.getpid()), f"--count={count}"]
     if mem is not None:

@@ -192,7 +192,7 @@ class PinTest(SimulatedServer):
         self.assertEqual(self.lease_holders(), [], "nothing was leased")
 
     def test_a_timeout_that_is_no_duration_is_refused_before_gpupin_runs(self) -> None:
-        for timeout in ("-5", "'soon'", "float('nan')"):
+        for timeout in ("-5", "'soon'", "float('nan')", "float('inf')", "True"):
             done = self.python(
                 f"""
                 import gpupin

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "cli/cuda_numbering.h"
@@ -585,6 +586,26 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       // gpupin, another user's `flock`): it says who holds it and tries
       // again, until its own --wait time runs out.
       Result<bool> done = (*store)->TryTransact(decide, PatienceWithin(kLockPatience, deadline));
+      if (!done.ok() && done.error().passing) {
+        // Nor to a flooded folder, which no gpupin reads until root clears
+        // it: it says so, and looks again at each poll.
+        arrival_turn.reset();
+        if (deadline && Clock::now() >= *deadline) {
+          return give_up(MakeError(ExitCode::kNoGpu,
+                                   fmt::format("no GPU became available within the --wait time; {}",
+                                               done.error().message)));
+        }
+        display.Show(fmt::format("waiting, keeping our place: {}", done.error().message));
+        auto pause = std::chrono::milliseconds(request.poll_ms);
+        if (deadline) {
+          pause = std::min(pause,
+                           std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()));
+        }
+        if (interrupts && !interrupts->Sleep(static_cast<int>(pause.count())))
+          return give_up(StoppedBy(interrupts->signal()));
+        if (!interrupts) std::this_thread::sleep_for(pause);
+        continue;
+      }
       if (!done.ok()) return give_up(done.error());
       if (!*done) {
         // Stuck on the state lock, the turn would only hold up the newcomers.

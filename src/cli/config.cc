@@ -97,7 +97,7 @@ std::optional<std::string> DefaultMeaning(const std::string& key) {
                        kDefaultSharedMaxUsedPercent);
   }
   if (key == "max-util") return fmt::format("{}%, shared: none", kDefaultExclusiveMaxUtilPercent);
-  if (key == "near") return "on";
+  if (key == "near") return "on; off with --order";
   if (key == "watch") return "off; --watch alone: 2";
   if (key == "verify") return "off; --verify alone: 10s";
   if (key == "state-dir") return ChooseStateDirPath(std::nullopt);

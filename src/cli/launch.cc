@@ -27,6 +27,13 @@ Result<AcquireRequest> MakeAcquireRequest(const World& world, const PolicyFlags&
   if (!acquire.request.mem_bytes && flags.max_jobs_option &&
       !TypedOnCommandLine(*flags.max_jobs_option, world.config().command_line))
     acquire.request.max_jobs.reset();
+  // An --order typed on the command line beats a near that only a config
+  // file gave: the command line wins.
+  const std::vector<std::string>& typed = world.config().command_line;
+  if (!acquire.request.order.empty() && flags.order_option && flags.near_option &&
+      TypedOnCommandLine(*flags.order_option, typed) &&
+      !TypedOnCommandLine(*flags.near_option, typed))
+    acquire.request.near = false;
   acquire.wait = wait_given;
   if (flags.wait && !flags.wait->empty()) {
     Result<int64_t> wait_ms = ParseDurationMs(*flags.wait);

@@ -53,10 +53,11 @@ void AddPolicyOptions(CLI::App& app, PolicyFlags& flags) {
   app.add_option("--only", flags.only, "only these cards (NVML index or UUID prefix)")
       ->option_text("IDS");
   app.add_option("--exclude", flags.exclude, "never these cards")->option_text("IDS");
-  app.add_option("--order", flags.order,
-                 "preference order of cards, the listed ones first (turns --near off unless "
-                 "given too)")
-      ->option_text("IDS");
+  flags.order_option =
+      app.add_option("--order", flags.order,
+                     "preference order of cards, the listed ones first (turns --near off unless "
+                     "given too)")
+          ->option_text("IDS");
   app.add_option("--prefer", flags.prefer, "ranking among eligible cards")
       ->check(CLI::IsMember({"free", "util", "index"}))
       ->option_text("free|util|index");

@@ -20,6 +20,7 @@ struct PolicyFlags {
   std::vector<std::string> only;
   std::vector<std::string> exclude;
   std::vector<std::string> order;
+  const CLI::Option* order_option = nullptr;  // where --order is, as for near_option
   std::string prefer = "free";
   bool near = true;
   // Where --near/--no-near is: typed (or from a config file), it holds

@@ -27,14 +27,19 @@ struct Error {
   // The option whose value was refused ("--max-used"), when one was: a value
   // a config file gave is then reported at that file's line.
   std::string option;
+  // What failed is another user's doing that root will undo (a flooded
+  // folder of the state directory): a queued job keeps its place and tries
+  // again, as it does behind a held lock, rather than give up.
+  bool passing = false;
 
-  // "what: message", keeping the exit code, the signal and the option.
+  // "what: message", keeping the exit code, the signal, the option and
+  // whether it passes.
   Error WithContext(const std::string& what) const {
-    return {code, what + ": " + message, signal, option};
+    return {code, what + ": " + message, signal, option, passing};
   }
   // "--option: message", a usage error about the value given to `name`.
   Error OfOption(const std::string& name) const {
-    return {ExitCode::kUsage, name + ": " + message, signal, name};
+    return {ExitCode::kUsage, name + ": " + message, signal, name, passing};
   }
 };
 

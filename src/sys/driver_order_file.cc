@@ -39,17 +39,19 @@ struct OwnRecord {
 };
 
 // User `uid`'s records under random names, owned by that user: at most
-// `most` of them, however many names others planted.
+// `most` of them, however many names others planted. Only names of that
+// user's form are looked at, and at most kMostNames of them: a flood of
+// other names costs the reading of the folder, one of such names as many
+// lstats as a folder's listing may hold.
 std::vector<OwnRecord> OwnRandomNames(const StateDir& dir, uint32_t uid, size_t most) {
   std::vector<OwnRecord> own;
-  Result<std::vector<std::string>> names = dir.List();
-  if (!names.ok()) return own;
-  for (const std::string& name : *names) {
-    if (own.size() == most) break;
-    if (!IsRandomName(name, uid)) continue;
+  size_t looked_at = 0;
+  (void)dir.ForEachName([&](const char* name) {
+    if (!IsRandomName(name, uid)) return true;
     Result<FileInfo> info = dir.Info(name);
     if (info.ok() && info->owner_uid == uid) own.push_back({name, info->change_time_ns});
-  }
+    return own.size() < most && ++looked_at < kMostNames;
+  });
   return own;
 }
 

@@ -315,10 +315,15 @@ Status StateDir::ForEachName(const std::function<bool(const char* name)>& each) 
     close(copy);
     return SystemError(fmt::format("cannot list {}", path_));
   }
+  // readdir says the end and a failure alike (NULL), errno apart: a
+  // listing cut short must not pass for the whole folder.
+  errno = 0;
   while (dirent* entry = readdir(dir.get())) {
     const std::string_view name = entry->d_name;
-    if (name != "." && name != ".." && !each(entry->d_name)) break;
+    if (name != "." && name != ".." && !each(entry->d_name)) return Ok{};
+    errno = 0;
   }
+  if (errno != 0) return SystemError(fmt::format("cannot list {}", path_));
   return Ok{};
 }
 
@@ -337,11 +342,13 @@ Error StateDir::Flooded(const std::vector<std::string>& names) const {
       most == per_owner.end()
           ? fmt::format("have its extra names removed from {}", path_)
           : fmt::format("have root remove them: find {} -user {} -delete", path_, most->first);
-  return MakeError(ExitCode::kError,
-                   fmt::format("state directory part {} holds more than {} names{}: more than "
-                               "gpupin ever writes there, so someone flooded it, and gpupin reads "
-                               "no further rather than miss a lease; {}",
-                               path_, names.size(), whose, fix));
+  Error flooded = MakeError(
+      ExitCode::kError, fmt::format("state directory part {} holds more than {} names{}: more than "
+                                    "gpupin ever writes there, so someone flooded it, and gpupin "
+                                    "reads no further rather than miss a lease; {}",
+                                    path_, names.size(), whose, fix));
+  flooded.passing = true;
+  return flooded;
 }
 
 Result<std::vector<std::string>> StateDir::List(size_t most) const {

@@ -134,6 +134,10 @@ class StateDir {
   Result<std::vector<std::string>> List(size_t most = kMostNames) const;
   // Whether it holds a name that is not hidden; read only up to the first.
   Result<bool> HasNames() const;
+  // Calls `each` with every name, hidden ones too, but . and .., until it
+  // returns false; keeps none of them, so a flood of names costs only their
+  // reading.
+  Status ForEachName(const std::function<bool(const char* name)>& each) const;
 
   // Takes an exclusive flock on the file `name`, creating it (0644) when
   // missing and this user may (as for Subdir); another user's lock file is
@@ -157,8 +161,6 @@ class StateDir {
       : path_(std::move(path)), fd_(std::move(fd)), owner_uid_(owner_uid), shared_(shared) {}
   static Result<StateDir> OpenAt(int parent_fd, const std::string& name, std::string path,
                                  bool may_create);
-  // Calls `each` with every name but . and .., until it returns false.
-  Status ForEachName(const std::function<bool(const char* name)>& each) const;
   // The error for a folder of more names than `names`, the first of them,
   // naming the user who owns most of those.
   Error Flooded(const std::vector<std::string>& names) const;

@@ -91,7 +91,7 @@ expect_contains "$OUT" "you (root): hold 2 GPUs; the most you may hold: max_gpus
 
 # Built-in defaults say what they mean, not the empty value behind them.
 run_status env GPUPIN_NVML_LIBRARY=/elsewhere/libnvidia-ml.so.1 "$GPUPIN" --json config
-for row in "max-util:10%, shared: none" "near:on" "watch:off; --watch alone: 2" \
+for row in "max-util:10%, shared: none" "near:on; off with --order" "watch:off; --watch alone: 2" \
   "state-dir:$GPUPIN_STATE_DIR" "nvml:/elsewhere/libnvidia-ml.so.1"; do
   expect_eq "$(setting "$OUT" "${row%%:*}" value)" "${row#*:}" "config's ${row%%:*}"
 done

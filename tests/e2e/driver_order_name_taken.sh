@@ -6,7 +6,7 @@
 # without asking the driver again; it follows neither the planted file nor
 # files the other user planted under names like the random one. Once the
 # name is free again, the order goes back under it and the random-named
-# record is removed.
+# record is removed. A flood of other names there changes none of this.
 source "$(dirname "$0")/lib.sh"
 MIXED="$EXAMPLES/workstation-mixed.json"
 as_nobody_copies "$MIXED"
@@ -56,6 +56,18 @@ expect_eq "$(ls_order "$TEST_TMP/nocuda/gpupin")" '[[1,2,0],"driver"]' "no libcu
 expect_eq "$(ls_order "$GPUPIN")" '[[1,2,0],"driver"]' "the next ls"
 expect_eq "$(random_named)" "$kept" "still one record of nobody's"
 expect_eq "$(stat -c %i "$GPUPIN_STATE_DIR/$kept")" "$before" "not asked again"
+
+# The other user floods the state directory with more names than a folder
+# listing takes: nobody's record is still found (only names of its form are
+# looked at), and no record is added.
+"${AS_OTHER[@]}" /usr/bin/python3 - "$GPUPIN_STATE_DIR" <<'PY'
+import os, sys
+for i in range(70000):
+    os.close(os.open(os.path.join(sys.argv[1], f"flood-{i:06d}"), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+expect_eq "$(ls_order "$TEST_TMP/nocuda/gpupin")" '[[1,2,0],"driver"]' "no libcuda, in a flood: nobody's kept order"
+expect_eq "$(random_named)" "$kept" "in a flood, still one record of nobody's"
+find "$GPUPIN_STATE_DIR" -maxdepth 1 -name 'flood-*' -delete
 
 # Eight of nobody's gpupins find the record stale (another boot) at once,
 # and each asks the driver and writes a record: each removes only records

@@ -18,4 +18,11 @@ expect_eq "$(pick_in_own_state -n 2 --order 3,0)" "0,3" "--order 3,0: both liste
 expect_eq "$(pick_in_own_state -n 2 --order 3,0 --near)" "0,1" "--near typed with --order"
 printf '[pick]\norder = "1,3"\n' >"$TEST_TMP/order.toml"
 expect_eq "$(GPUPIN_CONFIG="$TEST_TMP/order.toml" pick_in_own_state -n 2)" "1,3" "an order from a config file"
+# A near that a config file gives does not overrule an order typed on the
+# command line (the command line wins); typed, it does.
+printf '[pick]\nnear = true\n' >"$TEST_TMP/near.toml"
+expect_eq "$(GPUPIN_CONFIG="$TEST_TMP/near.toml" pick_in_own_state -n 2 --order 1,2,3,0)" "1,3" \
+  "a config file's near beside a typed --order"
+expect_eq "$(GPUPIN_CONFIG="$TEST_TMP/near.toml" pick_in_own_state -n 2 --order 3,0 --near)" "0,1" \
+  "--near typed beside a config file's near"
 echo PASS
