@@ -167,6 +167,7 @@ void GatherLeases(World& world, DoctorFacts& facts) {
       break;
     }
   }
+  facts.leases_unread = !leases && !facts.state_dir_missing;
   for (const Lease& lease : leases.value_or(std::vector<Lease>{})) {
     if (EvaluateLease(lease, liveness) != LeaseState::kLive) ++facts.expired_leases;
   }

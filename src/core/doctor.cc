@@ -480,6 +480,12 @@ Finding CheckReserved(const DoctorFacts& facts) {
 }
 
 Finding CheckLeases(const DoctorFacts& facts) {
+  // Unread, they are unknown, not none.
+  if (facts.leases_unread) {
+    return {"leases", Verdict::kWarn,
+            "the leases could not be read, so expired ones are unknown (state_dir says why)",
+            "see the state_dir check"};
+  }
   if (facts.expired_leases == 0) return {"leases", Verdict::kOk, "no expired leases", ""};
   return {
       "leases", Verdict::kOk,

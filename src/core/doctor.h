@@ -72,7 +72,8 @@ struct DoctorFacts {
   BusyThreshold busy;
   std::vector<LeftoverProcess> leftovers;  // one per process (MergeLeftovers)
   bool as_root = false;                    // the caller: root sees every process NVML will list
-  int expired_leases = 0;  // leases whose holder is gone or whose reservation ran out
+  int expired_leases = 0;      // leases whose holder is gone or whose reservation ran out
+  bool leases_unread = false;  // the state directory is there, but its leases could not be read
   std::string state_dir;
   std::optional<std::string> state_dir_problem;  // nullopt: safe
   // The directory does not exist (doctor does not create it); named: with

@@ -549,6 +549,14 @@ TEST(DoctorLeftoversTest, RootIsNotToldToUseSudoForListsNvmlRefusesEvenToRoot) {
   EXPECT_THAT(f.fix, HasSubstr("health"));
 }
 
+TEST(DoctorLeasesTest, LeasesThatCouldNotBeReadAreUnknownNotNone) {
+  DoctorFacts facts = HealthyFacts();
+  facts.leases_unread = true;
+  Finding f = Only(facts, "leases");
+  EXPECT_EQ(f.verdict, Verdict::kWarn);
+  EXPECT_THAT(f.evidence, HasSubstr("could not be read"));
+}
+
 TEST(DoctorLeftoversTest, LongListsStayOneLine) {
   DoctorFacts facts = HealthyFacts();
   for (uint32_t pid = 100; pid < 106; ++pid) {
