@@ -98,7 +98,14 @@ ProbeComparison CompareProbe(const Resolution& model, const ProbeResult& probe,
           fmt::format("{}the driver has {}, gpupin expects no device", where, driver_text));
       continue;
     }
-    if (model.visible[i].uuid.empty()) {
+    // Unreadable to NVML, the card may still be the driver's, unless the
+    // driver's card there is one the model places elsewhere.
+    const bool placed_elsewhere =
+        driver.uuid &&
+        std::any_of(model.visible.begin(), model.visible.end(), [&](const VisibleDevice& device) {
+          return !device.uuid.empty() && SameCudaUuid(*driver.uuid, device.uuid);
+        });
+    if (model.visible[i].uuid.empty() && !placed_elsewhere) {
       comparison.unchecked.push_back(
           fmt::format("{}NVML cannot read GPU {} (lost?), so the driver's {} is not checked "
                       "against it",

@@ -45,6 +45,11 @@ TEST(ProbeComparisonTest, ACardNvmlCannotReadIsUncheckedNotADisagreement) {
                           kA + " is not checked against it"));
   // The cards NVML can read are still compared.
   EXPECT_FALSE(CompareProbe(Model({"", kB}), testing::DriverListing({kA, kA})).agree);
+  // And a card the driver has where NVML reads none is no unknown when the
+  // model places that card elsewhere.
+  const ProbeComparison moved = CompareProbe(Model({"", kB}), testing::DriverListing({kB, kA}));
+  EXPECT_FALSE(moved.agree);
+  EXPECT_THAT(moved.differences, ::testing::Contains(HasSubstr("cuda:0: gpupin expects GPU 0")));
 }
 
 TEST(ProbeComparisonTest, OrderDifferenceIsReportedPerOrdinal) {
