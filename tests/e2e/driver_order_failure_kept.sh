@@ -83,8 +83,10 @@ timed "$GPUPIN" --simulate "$HANG" --json ls
 expect_eq "$(inode "$KEPT")" "$kept" "nine minutes after, no probe"
 
 # Ten minutes after, ls asks again (and, the driver still hung, keeps the
-# new failure).
+# new failure). The file as aged is the one to be replaced: the inode
+# that aging freed may be the new record's.
 age 60000
+kept=$(inode "$KEPT")
 timed "$GPUPIN" --simulate "$HANG" -v --json ls
 ((TOOK >= 5000)) || fail "ten minutes after, ls did not ask the driver: ${TOOK} ms"
 expect_contains "$ERR" "asking the CUDA driver again: at " "-v: the old failure, asked again"
