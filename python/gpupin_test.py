@@ -17,6 +17,7 @@ import tempfile
 import textwrap
 import time
 import unittest
+from typing import Sequence
 
 BIN_DIR = os.environ["GPUPIN_BIN_DIR"]
 SOURCE_DIR = os.environ["GPUPIN_SOURCE_DIR"]
@@ -176,35 +177,33 @@ class PinTest(SimulatedServer):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual([l["shared_bytes"] for l in json.loads(done.stdout)["leases"]], [3 << 30])
 
-    def test_mem_that_is_no_size_is_refused_before_gpupin_runs(self) -> None:
-        for mem in ("True", "2.5"):
+    def assert_pin_refuses(self, argument: str, values: Sequence[str], error: str, said: str) -> None:
+        """pin(argument=value), for each value (Python source), raises `error`
+        saying `said`, and leases nothing."""
+        for value in values:
             done = self.python(
                 f"""
                 import gpupin
                 try:
-                    gpupin.pin(mem={mem})
-                except TypeError as error:
-                    print(error)
+                    gpupin.pin({argument}={value})
+                except {error} as refusal:
+                    print(refusal)
                 """
             )
             self.assertEqual(done.returncode, 0, done.stderr)
-            self.assertIn("mem is a size", done.stdout)
+            self.assertIn(said, done.stdout)
         self.assertEqual(self.lease_holders(), [], "nothing was leased")
 
+    def test_mem_that_is_no_size_is_refused_before_gpupin_runs(self) -> None:
+        self.assert_pin_refuses("mem", ("True", "2.5"), "TypeError", "mem is a size")
+
     def test_a_timeout_that_is_no_duration_is_refused_before_gpupin_runs(self) -> None:
-        for timeout in ("-5", "'soon'", "float('nan')", "float('inf')", "True"):
-            done = self.python(
-                f"""
-                import gpupin
-                try:
-                    gpupin.pin(timeout={timeout})
-                except ValueError as error:
-                    print(error)
-                """
-            )
-            self.assertEqual(done.returncode, 0, done.stderr)
-            self.assertIn("timeout is a number of seconds, at least 0", done.stdout)
-        self.assertEqual(self.lease_holders(), [], "nothing was leased")
+        self.assert_pin_refuses(
+            "timeout",
+            ("-5", "'soon'", "float('nan')", "float('inf')", "True"),
+            "ValueError",
+            "timeout is a number of seconds, at least 0",
+        )
 
     def test_processes_pinning_at_one_instant_get_different_cards(self) -> None:
         go = os.path.join(self.tmp, "go")

@@ -583,19 +583,27 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
       if (!transaction.ok()) return transaction.error();
     } else {
       // A waiter never loses its place to a lock it cannot take (a stopped
-      // gpupin, another user's `flock`): it says who holds it and tries
+      // gpupin, another user's `flock`), nor to a flooded folder, which no
+      // gpupin reads until root clears it: it says why it waits and tries
       // again, until its own --wait time runs out.
       Result<bool> done = (*store)->TryTransact(decide, PatienceWithin(kLockPatience, deadline));
-      if (!done.ok() && done.error().passing) {
-        // Nor to a flooded folder, which no gpupin reads until root clears
-        // it: it says so, and looks again at each poll.
+      if (!done.ok() && !done.error().passing) return give_up(done.error());
+      if (!done.ok() || !*done) {
+        // Stuck, the turn would only hold up the newcomers.
         arrival_turn.reset();
+        const std::string why =
+            done.ok() ? fmt::format("the state lock is held by {}", (*store)->LockHolder())
+                      : done.error().message;
         if (deadline && Clock::now() >= *deadline) {
-          return give_up(MakeError(ExitCode::kNoGpu,
-                                   fmt::format("no GPU became available within the --wait time; {}",
-                                               done.error().message)));
+          return give_up(
+              MakeError(ExitCode::kNoGpu,
+                        fmt::format("no GPU became available within the --wait time; {}", why)));
         }
-        display.Show(fmt::format("waiting, keeping our place: {}", done.error().message));
+        // The flood's message ends with its fix: said last.
+        display.Show(done.ok() ? fmt::format("waiting: {}; keeping our place", why)
+                               : fmt::format("waiting, keeping our place: {}", why));
+        if (done.ok()) continue;  // TryTransact has waited for the lock already
+        // The flood is looked at again at each poll.
         auto pause = std::chrono::milliseconds(request.poll_ms);
         if (deadline) {
           pause = std::min(pause,
@@ -604,20 +612,6 @@ Result<Acquired> AcquireOrWait(World& world, const AcquireRequest& request,
         if (interrupts && !interrupts->Sleep(static_cast<int>(pause.count())))
           return give_up(StoppedBy(interrupts->signal()));
         if (!interrupts) std::this_thread::sleep_for(pause);
-        continue;
-      }
-      if (!done.ok()) return give_up(done.error());
-      if (!*done) {
-        // Stuck on the state lock, the turn would only hold up the newcomers.
-        arrival_turn.reset();
-        const std::string held =
-            fmt::format("the state lock is held by {}", (*store)->LockHolder());
-        if (deadline && Clock::now() >= *deadline) {
-          return give_up(
-              MakeError(ExitCode::kNoGpu,
-                        fmt::format("no GPU became available within the --wait time; {}", held)));
-        }
-        display.Show(fmt::format("waiting: {}; keeping our place", held));
         continue;
       }
     }

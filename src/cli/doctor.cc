@@ -114,7 +114,6 @@ void GatherLeftovers(const World& world, const std::optional<std::vector<Lease>>
   facts.leftovers =
       LeftoversOf(DescribeGpuProcessRows(facts.inventory, leases, liveness, world.procfs()),
                   static_cast<uint32_t>(getuid()));
-  facts.as_root = geteuid() == 0;
 }
 
 // gpupin holds the state lock for milliseconds: longer, and every gpupin
@@ -266,6 +265,7 @@ Result<int> Doctor(World& world, const DoctorOptions& options) {
   GatherContainer(world, facts);
   GatherLeases(world, facts);
   facts.rules = world.rules();
+  facts.as_root = geteuid() == 0;
   std::vector<Finding> findings = RunDoctorChecks(facts);
   if (world.options().json) {
     std::printf("%s\n", JsonText(ToJson(findings, facts)).c_str());

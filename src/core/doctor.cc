@@ -552,17 +552,13 @@ Finding CheckProbe(const DoctorProbe& probe) {
             "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or name GPUs by UUID; gpupin map --probe shows "
             "both"};
   }
-  if (!probe.comparison.unchecked.empty()) {
-    return {
-        "cuda_probe", Verdict::kOk,
-        fmt::format("the driver ({}) sees {} device(s), as gpupin's model does where NVML can "
-                    "read the cards: {}",
-                    probe.libcuda, result.devices.size(), JoinShort(probe.comparison.unchecked)),
-        ""};
-  }
+  const std::string unchecked =
+      probe.comparison.unchecked.empty()
+          ? ""
+          : " where NVML can read the cards: " + JoinShort(probe.comparison.unchecked);
   return {"cuda_probe", Verdict::kOk,
-          fmt::format("the driver ({}) sees {} device(s), as gpupin's model does", probe.libcuda,
-                      result.devices.size()),
+          fmt::format("the driver ({}) sees {} device(s), as gpupin's model does{}", probe.libcuda,
+                      result.devices.size(), unchecked),
           ""};
 }
 
